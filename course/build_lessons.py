@@ -1,0 +1,140 @@
+"""Build nbgrader source notebooks from the reviewable lesson sources in ``course/lessons/``.
+
+Each lesson is written once, as a percent-format Python file (``course/lessons/9.1.py``), which
+reads well in a diff. This script turns it into ``source_notebooks/9.1/9.1.ipynb`` with the nbgrader
+cell metadata that the markers below ask for. ``--check`` fails when a notebook is out of date.
+
+Cell markers (a cell starts at a line beginning with ``# %%``):
+
+    # %% [markdown]                      lecture text; each line starts with "# " (or is "#")
+    # %%                                 an ordinary code cell (demo, plot, self-check)
+    # %% [solution] id=p_info            graded answer cell: code between ### BEGIN/END SOLUTION
+    # %% [tests] id=test_p_info points=2 locked autograder tests; may hold ### BEGIN/END HIDDEN TESTS
+    # %% [written] id=q_verifier points=3  manually graded markdown answer; the source holds the
+                                         model answer and the rubric, the release an empty answer
+    # %% [locked] id=setup               read-only code cell (students cannot edit it)
+
+Usage: python course/build_lessons.py [--check] [LESSON ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS_DIR = ROOT / "course" / "lessons"
+SOURCE_DIR = ROOT / "source_notebooks"
+
+HEADER = re.compile(r"^# %%(?:\s+\[(?P<kind>\w+)\])?(?P<args>.*)$")
+
+
+def _parse_args(text: str) -> dict[str, str]:
+    return dict(kv.split("=", 1) for kv in text.split())
+
+
+def _markdown(lines: list[str]) -> str:
+    out = []
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    for line in lines:
+        if line.startswith("# "):
+            out.append(line[2:])
+        elif line.strip() == "#":
+            out.append("")
+        else:
+            raise ValueError(f"markdown line must start with '# ': {line!r}")
+    return "\n".join(out).strip("\n")
+
+
+def _meta(kind: str, args: dict[str, str]) -> dict:
+    gid = args.get("id")
+    if kind in ("solution", "tests", "written", "locked") and not gid:
+        raise ValueError(f"a [{kind}] cell needs id=NAME")
+    base = {"schema_version": 3, "grade_id": gid}
+    if kind == "solution":
+        return base | {"solution": True, "grade": False, "locked": False}
+    if kind == "tests":
+        return base | {"solution": False, "grade": True, "locked": True, "points": float(args["points"])}
+    if kind == "written":
+        return base | {"solution": True, "grade": True, "locked": False, "points": float(args["points"])}
+    if kind == "locked":
+        return base | {"solution": False, "grade": False, "locked": True}
+    raise ValueError(f"unknown cell kind {kind!r}")
+
+
+def build(source: Path) -> nbformat.NotebookNode:
+    """Parse one percent-format lesson into an nbgrader source notebook."""
+    cells, current = [], None
+    for raw in source.read_text().splitlines():
+        m = HEADER.match(raw)
+        if m:
+            if current:
+                cells.append(current)
+            current = {"kind": m["kind"] or "code", "args": _parse_args(m["args"]), "lines": []}
+        elif current is not None:
+            current["lines"].append(raw)
+    if current:
+        cells.append(current)
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    seen = set()
+    for c in cells:
+        kind, args = c["kind"], c["args"]
+        body = "\n".join(c["lines"]).strip("\n")
+        if kind in ("markdown", "written"):
+            cell = nbformat.v4.new_markdown_cell(_markdown(c["lines"]))
+        else:
+            cell = nbformat.v4.new_code_cell(body)
+        if kind not in ("markdown", "code"):
+            meta = _meta(kind, args)
+            if meta["grade_id"] in seen:
+                raise ValueError(f"{source.name}: duplicate id {meta['grade_id']}")
+            seen.add(meta["grade_id"])
+            cell.metadata["nbgrader"] = meta
+        cells_id = f"{source.stem.replace('.', '-')}-{len(nb.cells):03d}"
+        cell["id"] = cells_id
+        nb.cells.append(cell)
+    return nb
+
+
+def target_for(source: Path) -> Path:
+    lesson = source.stem  # "9.1"
+    return SOURCE_DIR / lesson / f"{lesson}.ipynb"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("lessons", nargs="*", help="lesson ids such as 9.1 (default: all)")
+    ap.add_argument("--check", action="store_true", help="fail if a notebook is out of date")
+    args = ap.parse_args(argv)
+    sources = sorted(LESSONS_DIR.glob("*.py"))
+    if args.lessons:
+        sources = [s for s in sources if s.stem in args.lessons]
+    stale = []
+    for src in sources:
+        text = nbformat.writes(build(src)) + "\n"
+        dst = target_for(src)
+        if args.check:
+            if not dst.exists() or dst.read_text() != text:
+                stale.append(str(dst.relative_to(ROOT)))
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(text)
+        print(f"built {dst.relative_to(ROOT)}")
+    if stale:
+        print("out of date (run: python course/build_lessons.py):", *stale, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""The shared library of Module 9 (RLVR & GRPO): one concept a module.
+
+tasks        task families and the train/held-out split rule
+verifiers    the numeric verifier and the task verifiers, each with a passport
+sampling     the group sampler (KV cache, behaviour log-probs, stop reasons)
+policies     the small GRU policy of the CPU lab; loading BaseLM
+lora         LoRA adapters through peft; trainable-fraction report
+reference    the frozen reference model
+baselm       building BaseLM (tokenizer, corpus, pretraining, artifact checks)
+trainer      the simplified-GRPO trainer scaffold (the step itself is passed in)
+diagnostics  the run dashboard's records
+plots        matplotlib figures of a run's history
+passport     run passports: config + versions + verifier passport + hashes
+selfcheck    self-check question widgets for the lessons
+runtime      where the code runs (student, autograder) and what that implies
+
+Nothing here implements a function that a lesson grades; graded functions are passed in.
+"""

@@ -1,0 +1,128 @@
+"""Task families for the module: prompts with a checkable reference answer, made from a seed.
+
+Three families (seed 003's `arithmetic_choice_task` / `format_task`, plus seed 000's free-response
+arithmetic for the verifier lesson):
+
+- ``arithmetic_choice``: a two-digit addition with two numeric options, one of them the sum.
+  Two options keep a checkable arithmetic decision while a small base model still produces both
+  successes and failures inside a group (free response was almost always all-wrong in seed 003).
+- ``format``: the prompt ends with the opening ``{"answer":`` of a JSON object; completing it into a
+  valid object is the success criterion (see ``verifiers.verify_format``).
+- ``arithmetic``: free-response addition/subtraction whose answer may be an integer or a fraction,
+  for the numeric verifier of lesson 9.1.
+
+Split rule (train and held-out are disjoint by construction): every task is keyed by its operand
+pair ``(a, b)``; the pair is held out iff ``(7 * a + 3 * b) % 5 == 0`` (one pair in five). Train
+tasks are drawn only from the other pairs, so a held-out prompt never appears in training, and the
+rule does not depend on the seed: two seeds give different draws from the same two pools.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+Family = Literal["arithmetic_choice", "format", "arithmetic"]
+Split = Literal["train", "heldout"]
+
+FORMAT_PREFIX = '{"answer":'
+FORMAT_ITEMS = (
+    "apple", "river", "seven", "blue", "window", "cloud", "tiger", "paper", "green", "stone",
+    "music", "north", "bread", "light", "horse", "sugar", "table", "winter", "glass", "forest",
+    "orange", "silver", "candle", "rocket", "garden", "planet", "coffee", "yellow", "bridge", "pencil",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Task:
+    """One prompt and what a verifier needs to score a completion of it.
+
+    prompt:  the text the policy continues (the completion starts right after it).
+    answer:  the reference answer as text ("81", "3/7"; for ``format`` the item word).
+    family:  which task family made it.
+    meta:    family-specific fields (operands, options, split) for audits and plots.
+    """
+
+    prompt: str
+    answer: str
+    family: Family
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+def is_heldout(a: int, b: int) -> bool:
+    """The split rule: operand pair (a, b) belongs to the held-out pool."""
+    return (7 * a + 3 * b) % 5 == 0
+
+
+def _pairs(split: Split, lo: int = 10, hi: int = 99) -> list[tuple[int, int]]:
+    want = split == "heldout"
+    return [(a, b) for a in range(lo, hi + 1) for b in range(lo, hi + 1) if is_heldout(a, b) == want]
+
+
+def arithmetic_choice_task(rng: random.Random, split: Split = "train") -> Task:
+    """Two-digit addition with two options; the correct option's position is random.
+
+    The distractor differs from the sum by 1..10 (either sign), so both options look plausible.
+    """
+    a, b = rng.choice(_pairs(split))
+    s = a + b
+    d = rng.choice([x for x in range(-10, 11) if x != 0])
+    options = [s, s + d]
+    rng.shuffle(options)
+    prompt = f"Q: {a}+{b}=? Options: {options[0]} or {options[1]}. A:"
+    meta = {"a": a, "b": b, "options": tuple(options), "split": split}
+    return Task(prompt=prompt, answer=str(s), family="arithmetic_choice", meta=meta)
+
+
+def format_task(rng: random.Random, split: Split = "train") -> Task:
+    """A prompt that ends with the opening ``{"answer":`` of a JSON object.
+
+    Items are split by index with the same rule as operand pairs (index i, 0), so train and
+    held-out items differ.
+    """
+    pool = [w for i, w in enumerate(FORMAT_ITEMS) if is_heldout(i, 0) == (split == "heldout")]
+    item = rng.choice(pool)
+    prompt = f"Item: {item}. Reply in JSON. {FORMAT_PREFIX}"
+    return Task(prompt=prompt, answer=item, family="format", meta={"item": item, "split": split})
+
+
+def arithmetic_task(rng: random.Random, split: Split = "train") -> Task:
+    """Free-response arithmetic: ``a+b`` or ``a-b``, or a sum of two fractions with denominator b.
+
+    The reference answer is exact text: an integer, or a reduced fraction ``p/q``.
+    """
+    a, b = rng.choice(_pairs(split))
+    kind = rng.choice(["add", "sub", "frac"])
+    if kind == "add":
+        q, ans = f"What is {a} + {b}?", Fraction(a + b)
+    elif kind == "sub":
+        q, ans = f"What is {a} - {b}?", Fraction(a - b)
+    else:
+        q, ans = f"What is {a}/{b} + 1/{b}?", Fraction(a + 1, b)
+    text = str(ans.numerator) if ans.denominator == 1 else f"{ans.numerator}/{ans.denominator}"
+    prompt = f"{q} Put the final answer in \\boxed{{}}."
+    meta = {"a": a, "b": b, "kind": kind, "split": split}
+    return Task(prompt=prompt, answer=text, family="arithmetic", meta=meta)
+
+
+TASK_BUILDERS = {
+    "arithmetic_choice": arithmetic_choice_task,
+    "format": format_task,
+    "arithmetic": arithmetic_task,
+}
+
+
+def make_tasks(family: Family, n: int, split: Split = "train", seed: int = 0) -> list[Task]:
+    """``n`` tasks of one family and split, reproducible from ``seed``.
+
+    Draws are with replacement from the split's pool; held-out pools are small for ``format``
+    (6 items), so expect repeats there.
+    """
+    if family not in TASK_BUILDERS:
+        raise ValueError(f"unknown task family {family!r}; choose one of {sorted(TASK_BUILDERS)}")
+    if split not in ("train", "heldout"):
+        raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
+    rng = random.Random(f"{family}/{split}/{seed}")
+    return [TASK_BUILDERS[family](rng, split) for _ in range(n)]

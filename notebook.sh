@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Open a lesson of Module 9 in JupyterLab.
+#
+#   ./notebook.sh                 list the lessons
+#   ./notebook.sh 9.2             open lesson 9.2 (first use: creates .venv, installs, builds BaseLM
+#                                 if the lesson needs it)
+#   ./notebook.sh 9.2 --fresh     archive your current copy (timestamped) and start from the release
+#   ./notebook.sh 9.2 --no-browser --port 8890    headless: print the URL instead of opening it
+#   ./notebook.sh 9.2 --setup-only                prepare the copy, do not start JupyterLab
+#
+# Your copy of a lesson lives in workspace/<lesson>/ and is never overwritten; release/ is only read.
+# COURSE_RELEASE_DIR and COURSE_WORKSPACE override the two folders (the tests use that).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+RELEASE="${COURSE_RELEASE_DIR:-$ROOT/release}"
+WORKSPACE="${COURSE_WORKSPACE:-$ROOT/workspace}"
+NEEDS_BASELM=" 9.5 "   # lessons that load the BaseLM artifact
+
+die() { echo "error: $1" >&2; [ $# -gt 1 ] && echo "  fix: $2" >&2; exit "${3:-2}"; }
+
+lessons() {
+  local d
+  for d in "$RELEASE"/*/; do
+    [ -d "$d" ] || continue
+    ls "$d"*.ipynb >/dev/null 2>&1 && basename "$d"
+  done | sort -V
+}
+
+list_lessons() {
+  echo "Module 9 - RLVR & GRPO. Lessons:"
+  local l nb title
+  for l in $(lessons); do
+    nb="$(ls "$RELEASE/$l"/*.ipynb | head -n 1)"
+    title="$(grep -m1 -o '"# [^"\\]*' "$nb" | sed 's/^"# //' || true)"
+    printf '  %-5s %s\n' "$l" "$title"
+  done
+  echo
+  echo "Open one with: ./notebook.sh <lesson>   (e.g. ./notebook.sh $(lessons | head -n 1))"
+}
+
+lesson="" fresh=0 browser=1 port=8888 setup_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fresh) fresh=1 ;;
+    --no-browser) browser=0 ;;
+    --port) [ $# -ge 2 ] || die "--port needs a number" "./notebook.sh 9.1 --port 8890"; port="$2"; shift ;;
+    --port=*) port="${1#--port=}" ;;
+    --setup-only) setup_only=1 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) die "unknown option $1" "see ./notebook.sh --help" ;;
+    *) [ -z "$lesson" ] || die "one lesson at a time (got $lesson and $1)" "./notebook.sh $lesson"; lesson="$1" ;;
+  esac
+  shift
+done
+
+if [ -z "$lesson" ]; then
+  list_lessons
+  exit 0
+fi
+if ! lessons | grep -qx -- "$lesson"; then
+  echo "error: there is no lesson '$lesson'." >&2
+  echo "  fix: pick one of: $(lessons | tr '\n' ' ')(run ./notebook.sh to list them)" >&2
+  exit 2
+fi
+[[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] ||
+  die "--port must be a number between 1 and 65535, got '$port'" "./notebook.sh $lesson --port 8890"
+
+# --- the student's copy: never overwritten -------------------------------------------------------
+dest="$WORKSPACE/$lesson"
+if [ "$fresh" = 1 ] && [ -d "$dest" ]; then
+  stamp="$(date +%Y%m%d-%H%M%S)"
+  mkdir -p "$WORKSPACE/archive"
+  mv "$dest" "$WORKSPACE/archive/$lesson-$stamp"
+  echo "==> archived your previous copy to workspace/archive/$lesson-$stamp"
+fi
+mkdir -p "$dest"
+copied=0
+for src in "$RELEASE/$lesson"/*; do
+  [ -e "$src" ] || continue
+  if [ ! -e "$dest/$(basename "$src")" ]; then
+    cp -r "$src" "$dest/"
+    copied=$((copied + 1))
+  fi
+done
+if [ "$copied" -gt 0 ]; then
+  echo "==> your copy of lesson $lesson: $dest"
+else
+  echo "==> continuing your copy of lesson $lesson: $dest (use --fresh to start over)"
+fi
+notebook="$(cd "$dest" && ls ./*.ipynb | head -n 1)"
+notebook="${notebook#./}"
+
+if [ "$setup_only" = 1 ]; then
+  echo "$dest/$notebook"
+  exit 0
+fi
+
+# --- the environment, BaseLM, and a free port -----------------------------------------------------
+# shellcheck source=scripts/ensure_env.sh
+source "$ROOT/scripts/ensure_env.sh"
+if [[ "$NEEDS_BASELM" == *" $lesson "* ]]; then
+  "$ROOT/baselm.sh"
+fi
+if ! python - "$port" <<'PY'
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+finally:
+    s.close()
+PY
+then
+  die "port $port is busy (another Jupyter server?)" \
+    "stop that server, or pick another port: ./notebook.sh $lesson --port $((port + 1))" 4
+fi
+
+args=(--ServerApp.root_dir="$dest" --ServerApp.ip=127.0.0.1 --ServerApp.port="$port"
+  --ServerApp.port_retries=0 --LabApp.default_url="/lab/tree/$notebook")
+[ "$browser" = 1 ] || args+=(--no-browser)
+echo "==> starting JupyterLab on port $port (Ctrl-C to stop; your work stays in $dest)"
+cd "$dest"
+exec python -m jupyter lab "${args[@]}"
