@@ -119,6 +119,7 @@ fi
 args=(--ServerApp.root_dir="$dest" --ServerApp.ip=127.0.0.1 --ServerApp.port="$port"
   --ServerApp.port_retries=0 --LabApp.default_url="/lab/tree/$notebook")
 [ "$browser" = 1 ] || args+=(--no-browser)
+[ "$(id -u)" != 0 ] || args+=(--allow-root)   # containers and CI run as root
 echo "==> starting JupyterLab on port $port (Ctrl-C to stop; your work stays in $dest)"
 cd "$dest"
 exec python -m jupyter lab "${args[@]}"

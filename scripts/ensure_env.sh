@@ -4,7 +4,7 @@
 # requirements.txt or pyproject.toml change (a stamp inside .venv records their hash).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv"
+VENV="${COURSE_VENV:-$ROOT/.venv}"
 
 find_python() {
   local cand

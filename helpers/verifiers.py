@@ -1,0 +1,383 @@
+"""Verifiers: programs that turn a completion into a reward, each with a passport.
+
+What it implements
+- ``verify_numeric_answer`` is seed 000's numeric checker (step 9.1.4), with the stack of step
+  9.1.3 made explicit: extraction (last ``\\boxed{...}``, else the last number in the text),
+  canonicalisation (thousands separators, ``\\frac``), exact parsing with ``Fraction``, a
+  tolerance check, and a named failure category for every way a response can fail.
+- ``verify_arithmetic``, ``verify_format`` and ``verify_arithmetic_sloppy`` are seed 003's task
+  verifiers, ``verify(task, completion) -> float``. The sloppy one is broken on purpose (the
+  reward-hacking audit).
+- Every verifier is a ``Verifier`` object: callable for the reward, ``.check`` for the reward with
+  its category and parts, ``.passport`` for the record a run stores (name, version, rules,
+  config, and a hash of them).
+
+Where it departs from the seeds
+- Bad input is a category, never an exception: any ``str`` (empty, megabytes, ``1e999999999``,
+  unbalanced braces, control characters) and any non-``str`` get a reward of 0.0 and a category
+  in bounded, linear time. Numbers longer than ``max_number_chars`` digits, or with an exponent
+  larger than that, are refused (``parse_error``) before ``Fraction`` builds a big integer.
+- The seed's tolerance is not given; ours is stated: ``|x - ref| <= max(abs_tol, rel_tol*|ref|)``
+  with ``abs_tol=1e-6`` (six decimal places) and ``rel_tol=1e-9``, compared exactly in rationals.
+  The seed's own example (``\\boxed{3/7}`` against ``"0.428571"``) passes through ``abs_tol``.
+- ``verify_format`` accepts strict JSON only: ``NaN`` and ``Infinity`` (which Python's ``json``
+  accepts by default) are parse errors.
+
+Not a general mathematical verifier: no symbolic equality (sqrt(8) vs 2*sqrt(2)), sets,
+intervals, or units.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from helpers.tasks import FORMAT_PREFIX, Task
+
+CATEGORIES = (
+    "correct",  # the extracted answer matches the reference
+    "wrong",  # an answer was extracted and parsed, and it does not match
+    "no_answer",  # no \boxed{} and no number anywhere in the text
+    "parse_error",  # an answer was found but is not a number we accept (or is too long)
+    "too_long",  # the response is over max_chars; not read at all
+    "invalid_input",  # the response is not a str (None, bytes, int, ...)
+    "invalid_reference",  # the reference answer itself does not parse: a task bug, not the model's
+    "error",  # an unexpected exception inside a verifier; reward 0 (tests keep this at zero)
+)
+
+# ---------------------------------------------------------------------------------------------
+# Number grammar. ASCII only (``\d`` would also match Arabic-Indic and other digits).
+# An integer part is either grouped by thousands ("1,234,567": 1-3 digits, then groups of exactly
+# three) or a plain run of digits. "1, 2" and "1,23" are not grouped, so lists stay lists.
+_INT = r"(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)"
+_NUMBER = (
+    r"(?P<sign>[-+\u2212]?)"  # ASCII minus/plus, or the Unicode minus sign
+    rf"(?P<int>{_INT})"
+    rf"(?:/(?P<den>{_INT})"  # a fraction of two integers, "3/7"
+    r"|(?P<dec>\.[0-9]+)?(?P<exp>[eE][-+]?[0-9]+)?)"  # or a decimal, maybe with an exponent
+)
+_NUMBER_FULL = re.compile(_NUMBER, re.ASCII)
+# In running text a number must stand alone: not glued to a word, a decimal point or a slash on
+# the left ("x2", "v1.5", "2/3/4"), nor to a word, ".digit" or "/digit" on the right ("42nd",
+# "1.2.3"). The left look-behind gives each digit run one starting point, so the scan is linear.
+_NUMBER_IN_TEXT = re.compile(rf"(?<![\w./]){_NUMBER}(?!\w|\.[0-9]|/[0-9])", re.ASCII)
+_FRAC = re.compile(r"([-+\u2212]?)\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", re.ASCII)
+_BOXED = "\\boxed{"
+MAX_SHOWN = 200  # characters of an extracted answer kept in a result (the rest is cut)
+
+
+@dataclass(frozen=True)
+class NumericResult:
+    """What ``verify_numeric_answer`` decided.
+
+    reward:    1.0 if category is "correct", else 0.0.
+    category:  one of ``CATEGORIES``.
+    extracted: the text taken as the answer (box contents or number token), cut to its first
+               ``MAX_SHOWN`` characters, or None.
+    value:     the parsed exact value of ``extracted``, or None.
+    """
+
+    reward: float
+    category: str
+    extracted: str | None = None
+    value: Fraction | None = None
+
+
+def extract_boxed(text: str) -> tuple[str | None, bool]:
+    """Contents of the last ``\\boxed{`` in ``text`` (nested braces allowed) and whether one exists.
+
+    Returns ``(contents, True)``; ``(None, True)`` when the last ``\\boxed{`` is never closed;
+    ``(None, False)`` when there is no ``\\boxed{``. "Last" means the last opening, so for nested
+    boxes the innermost one wins. One forward scan: linear in the length of the text.
+    """
+    start = text.rfind(_BOXED)
+    if start < 0:
+        return None, False
+    depth = 1
+    i = start + len(_BOXED)
+    for j in range(i, len(text)):
+        c = text[j]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i:j], True
+    return None, True
+
+
+def last_number(text: str) -> str | None:
+    """The last standalone number or fraction in ``text`` ("1,234", "-3/7", "2.5e3"), or None."""
+    last = None
+    for m in _NUMBER_IN_TEXT.finditer(text):
+        last = m
+    return None if last is None else last.group(0)
+
+
+def parse_number(token: str, max_number_chars: int = 100) -> Fraction | None:
+    """Exact value of a number written in our grammar, or None if it is not one.
+
+    ``token`` must be a whole number token (surrounding spaces allowed) or a LaTeX
+    ``\\frac{a}{b}`` / ``\\dfrac`` / ``\\tfrac`` of two such integers. Thousands separators are
+    removed; ``{,}`` (LaTeX's grouped comma) counts as a comma. Refused (None): anything else,
+    zero denominators, more than ``max_number_chars`` digits, or an exponent whose size exceeds
+    ``max_number_chars``. Never raises for a ``str``.
+    """
+    s = token.strip().replace("{,}", ",")
+    if len(s) > 4 * max_number_chars + 16:  # cheap early refusal, before any regex work
+        return None
+    frac = _FRAC.fullmatch(s)
+    if frac is not None:
+        sign, num, den = frac.groups()
+        num, den = num.strip(), den.strip()
+        if not (re.fullmatch(_INT, num, re.ASCII) and re.fullmatch(_INT, den, re.ASCII)):
+            return None
+        s = f"{sign}{num}/{den}"
+    m = _NUMBER_FULL.fullmatch(s)
+    if m is None:
+        return None
+    intpart, den, dec, exp = m.group("int", "den", "dec", "exp")
+    digits = intpart.replace(",", "") + (den or "").replace(",", "") + (dec or "")[1:]
+    if len(digits) + len(exp or "") > max_number_chars:
+        return None
+    if exp is not None and abs(int(exp[1:])) > max_number_chars:
+        return None  # 1e999999999 would ask Fraction for a billion-digit integer
+    clean = s.replace(",", "").replace("\u2212", "-")
+    try:
+        return Fraction(clean)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def verify_numeric_answer(
+    response: Any,
+    reference: Any,
+    *,
+    rel_tol: float = 1e-9,
+    abs_tol: float = 1e-6,
+    max_chars: int | None = 20_000,
+    max_number_chars: int = 100,
+) -> NumericResult:
+    """Score ``response`` against the numeric ``reference`` (seed 000, step 9.1.4).
+
+    1. Extract: the contents of the last ``\\boxed{...}`` if there is one (they must be a single
+       number, else ``parse_error``; an unclosed last box is also ``parse_error``), otherwise
+       the last standalone number or fraction in the text (none: ``no_answer``).
+    2. Canonicalise and parse exactly (``parse_number``): thousands separators, ``\\frac{a}{b}``,
+       decimals, ``a/b``, exponents; ``Fraction``, never ``float``.
+    3. Compare in rationals: correct iff ``|x - ref| <= max(abs_tol, rel_tol * |ref|)``.
+
+    Defaults: ``abs_tol=1e-6`` (a decimal correct to six places matches, so ``\\boxed{3/7}``
+    matches "0.428571"), ``rel_tol=1e-9`` (an integer answer below 10**9 must be exact).
+    Responses over ``max_chars`` characters are ``too_long`` (``None``: no cap). Never raises for
+    any ``response`` or ``reference``; raises ``ValueError`` only for negative tolerances.
+
+    >>> verify_numeric_answer(r"Final: \\boxed{3/7}", "0.428571").reward
+    1.0
+    """
+    if not (rel_tol >= 0 and abs_tol >= 0):  # also catches NaN
+        raise ValueError(f"tolerances must be >= 0, got rel_tol={rel_tol}, abs_tol={abs_tol}")
+    if not isinstance(reference, str):
+        return NumericResult(0.0, "invalid_reference")
+    ref = parse_number(reference, max_number_chars)
+    if ref is None:
+        return NumericResult(0.0, "invalid_reference")
+    if not isinstance(response, str):
+        return NumericResult(0.0, "invalid_input")
+    if max_chars is not None and len(response) > max_chars:
+        return NumericResult(0.0, "too_long")
+
+    boxed, has_box = extract_boxed(response)
+    if has_box:
+        extracted = boxed
+        if extracted is None:
+            return NumericResult(0.0, "parse_error")
+    else:
+        extracted = last_number(response)
+        if extracted is None:
+            return NumericResult(0.0, "no_answer")
+    value = parse_number(extracted, max_number_chars)
+    shown = extracted[:MAX_SHOWN]
+    if value is None:
+        return NumericResult(0.0, "parse_error", shown)
+    tol = max(Fraction(abs_tol), Fraction(rel_tol) * abs(ref))
+    ok = abs(value - ref) <= tol
+    return NumericResult(1.0 if ok else 0.0, "correct" if ok else "wrong", shown, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Verifier objects and passports
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A task verifier's decision: the reward, a category from ``CATEGORIES``, and its parts."""
+
+    reward: float
+    category: str
+    components: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Verifier:
+    """A reward rule with a passport. ``v(task, completion) -> float``; ``v.check`` -> ``Verdict``.
+
+    name, version: identify the rule; bump ``version`` whenever its behaviour changes.
+    rules:         the canonicalisation and acceptance rules in words (they are hashed).
+    config:        the keyword arguments passed to ``fn`` (tolerances, length caps).
+    fn:            ``fn(task, completion, **config) -> Verdict``.
+    """
+
+    name: str
+    version: str
+    rules: tuple[str, ...]
+    config: dict
+    fn: Callable[..., Verdict]
+
+    def check(self, task: Task, completion: Any) -> Verdict:
+        """The verdict on one completion; an unexpected exception becomes category "error"."""
+        try:
+            return self.fn(task, completion, **self.config)
+        except Exception as e:  # noqa: BLE001 - a reward function must not crash a training run
+            return Verdict(0.0, "error", {"exception": f"{type(e).__name__}: {e}"[:200]})
+
+    def __call__(self, task: Task, completion: Any) -> float:
+        return self.check(task, completion).reward
+
+    @property
+    def passport(self) -> dict:
+        """Name, version, rules, config and ``config_hash`` (16 hex of sha256 of the rest)."""
+        body = {
+            "name": self.name,
+            "version": self.version,
+            "rules": list(self.rules),
+            "config": dict(self.config),
+        }
+        canon = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return {**body, "config_hash": hashlib.sha256(canon.encode()).hexdigest()[:16]}
+
+    def __repr__(self) -> str:
+        return f"Verifier({self.name!r}, version={self.version!r})"
+
+
+def _numeric(task: Task, completion: Any, **config: Any) -> Verdict:
+    r = verify_numeric_answer(completion, task.answer, **config)
+    return Verdict(r.reward, r.category, {"extracted": r.extracted, "reference": task.answer})
+
+
+def _last_integer(task: Task, completion: Any, *, max_chars: int | None, **numeric: Any) -> Verdict:
+    if task.family == "arithmetic":
+        return _numeric(task, completion, max_chars=max_chars, **numeric)
+    if not isinstance(completion, str):
+        return Verdict(0.0, "invalid_input")
+    if max_chars is not None and len(completion) > max_chars:
+        return Verdict(0.0, "too_long")
+    token = last_number(completion)
+    if token is None:
+        return Verdict(0.0, "no_answer")
+    parts = {"extracted": token[:MAX_SHOWN], "reference": task.answer}
+    plain = token.replace(",", "").lstrip("+-\u2212")
+    if not plain.isdigit() or len(plain) > numeric["max_number_chars"]:
+        return Verdict(0.0, "wrong", parts)  # the last number is not an integer
+    ok = int(token.replace(",", "").replace("\u2212", "-")) == int(task.answer)
+    return Verdict(1.0 if ok else 0.0, "correct" if ok else "wrong", parts)
+
+
+def _format(task: Task, completion: Any, *, max_chars: int | None) -> Verdict:
+    if not isinstance(completion, str):
+        return Verdict(0.0, "invalid_input")
+    if max_chars is not None and len(completion) > max_chars:
+        return Verdict(0.0, "too_long")
+    text = FORMAT_PREFIX + completion
+    decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=str, parse_float=str)
+    try:
+        obj, end = decoder.raw_decode(text)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return Verdict(0.0, "parse_error")
+    ok = isinstance(obj, dict) and "answer" in obj
+    parts = {"json_chars": end, "trailing_chars": len(text) - end}
+    return Verdict(1.0 if ok else 0.0, "correct" if ok else "wrong", parts)
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not strict JSON")
+
+
+def _sloppy(task: Task, completion: Any) -> Verdict:
+    if not isinstance(completion, str):
+        return Verdict(0.0, "invalid_input")
+    ok = str(task.answer) in completion
+    return Verdict(1.0 if ok else 0.0, "correct" if ok else "wrong", {"found": ok})
+
+
+_NUMERIC_CONFIG = {"rel_tol": 1e-9, "abs_tol": 1e-6, "max_chars": 20_000, "max_number_chars": 100}
+_NUMERIC_RULES = (
+    "extract: contents of the last \\boxed{ (innermost if nested; must be one number); "
+    "else the last standalone number or fraction in the text",
+    "an unclosed last \\boxed{ is a parse_error; text with no number is no_answer",
+    "thousands separators: 1-3 digits then groups of exactly 3 ('1,234'); '1, 2' is a list",
+    "accepted forms: integers, decimals, a/b, \\frac{a}{b}, exponents, leading + - or U+2212",
+    "parse exactly with fractions.Fraction; zero denominators, NaN and inf are parse_error",
+    "more than max_number_chars digits, or a larger exponent, is parse_error",
+    "correct iff |x - ref| <= max(abs_tol, rel_tol * |ref|), computed in rationals",
+    "responses over max_chars characters are too_long; non-str is invalid_input",
+)
+
+NUMERIC = Verifier("numeric", "1.0", _NUMERIC_RULES, dict(_NUMERIC_CONFIG), _numeric)
+"""``verify_numeric_answer`` as a task verifier: ``NUMERIC(task, completion)``."""
+
+verify_arithmetic = Verifier(
+    "arithmetic",
+    "1.0",
+    (
+        "family 'arithmetic' (free response): the numeric rules, see the 'numeric' passport",
+        "other families: the last standalone number in the completion (same number grammar) "
+        "must be an integer equal to task.answer",
+        "tests answer correctness, not compliance with an 'only a number' instruction",
+        "completions over max_chars characters are too_long; non-str is invalid_input",
+    ),
+    dict(_NUMERIC_CONFIG),
+    _last_integer,
+)
+"""Final-answer verifier of seed 003: the last emitted integer must be the sum."""
+
+verify_format = Verifier(
+    "format",
+    "1.0",
+    (
+        "text = FORMAT_PREFIX + completion, with FORMAT_PREFIX = '{\"answer\":'",
+        "text must start with one strict JSON object (json raw_decode; NaN/Infinity rejected)",
+        "the object must contain the key 'answer'; any JSON value is accepted",
+        "text after the first object is allowed (narrow contract: not full output validation)",
+        "completions over max_chars characters are too_long; non-str is invalid_input",
+    ),
+    {"max_chars": 20_000},
+    _format,
+)
+"""Format verifier of seed 003: did the completion close the prompt's ``{"answer":`` object?"""
+
+verify_arithmetic_sloppy = Verifier(
+    "arithmetic_sloppy",
+    "1.0",
+    (
+        "BROKEN ON PURPOSE: reward 1 if str(task.answer) occurs anywhere in the completion",
+        "exploit: emit many numbers, or both options, and one of them contains the answer",
+    ),
+    {},
+    _sloppy,
+)
+"""The audit's broken verifier (seed 003, exercise 4): the answer may appear *anywhere*.
+
+A policy can hack it by emitting many numbers or repeating both options ("81 or 79"): some
+substring is the sum, so the reward is 1 while the final answer is wrong or absent. The strict
+``verify_arithmetic`` rejects the same completions; compare both on held-out prompts.
+"""
+
+VERIFIERS = {
+    v.name: v for v in (NUMERIC, verify_arithmetic, verify_format, verify_arithmetic_sloppy)
+}

@@ -1,0 +1,90 @@
+"""Every lesson: the source notebook runs top to bottom, the committed release is what nbgrader
+generates, the release leaks no solution or hidden test, and autograding gives the source full marks
+and the untouched release zero."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.conftest import ROOT
+from tests.nbgrader_course import Course, graded_cells
+
+LESSONS = sorted(p.stem for p in (ROOT / "course" / "lessons").glob("*.py"))
+SOLUTION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.S)
+HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
+
+
+def source_nb(lesson: str) -> Path:
+    return ROOT / "source_notebooks" / lesson / f"{lesson}.ipynb"
+
+
+def release_nb(lesson: str) -> Path:
+    return ROOT / "release" / lesson / f"{lesson}.ipynb"
+
+
+def protected_lines(lesson: str) -> set[str]:
+    """Every non-trivial line inside a solution region or hidden-test region of the source."""
+    nb = nbformat.read(source_nb(lesson), as_version=4)
+    lines = set()
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        regions = HIDDEN.findall(cell.source) + SOLUTION.findall(cell.source)
+        if cell.cell_type == "markdown" and meta.get("solution"):
+            regions.append(cell.source)  # a written answer's model answer and rubric
+        for region in regions:
+            for line in region.splitlines():
+                s = line.strip()
+                if len(s) >= 12 and not s.startswith("#"):
+                    lines.add(s)
+    return lines
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_source_notebook_runs_top_to_bottom(lesson):
+    nb = nbformat.read(source_nb(lesson), as_version=4)
+    os.environ.setdefault("COURSE_SMOKE", "1")
+    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(source_nb(lesson).parent)}})  # fmt: skip
+    client.execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]  # fmt: skip
+    assert not errors
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_release_is_regenerated_identically(lesson, tmp_path):
+    course = Course(tmp_path / "course", [lesson])
+    fresh = course.release(lesson) / f"{lesson}.ipynb"
+    assert json.loads(fresh.read_text()) == json.loads(release_nb(lesson).read_text()), (
+        f"release/{lesson} is stale: run nbgrader generate_assignment {lesson} --force"
+    )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_release_leaks_no_solution_or_hidden_test(lesson):
+    released = release_nb(lesson).read_text()
+    text = "\n".join(c.source for c in nbformat.read(release_nb(lesson), as_version=4).cells)
+    leaked = [line for line in protected_lines(lesson) if line in text]
+    assert not leaked, f"release/{lesson} contains solution or hidden-test lines: {leaked[:5]}"
+    assert "BEGIN SOLUTION" not in released and "BEGIN HIDDEN TESTS" not in released
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_autograde_full_marks_for_source_and_zero_for_release(lesson, tmp_path):
+    course = Course(tmp_path / "course", [lesson])
+    release = course.release(lesson)
+    course.submit(lesson, "reference", source_nb(lesson))
+    course.submit(lesson, "untouched", release / f"{lesson}.ipynb")
+    course.autograde(lesson)
+    scores = course.scores(lesson)
+    points = graded_cells(source_nb(lesson))
+    assert points, f"{lesson} has no autograded cells"
+    assert scores["reference"] == points, "the reference solution must get every point"
+    assert sum(scores["untouched"].values()) == 0, "the untouched release must score zero"

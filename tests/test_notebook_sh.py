@@ -1,0 +1,141 @@
+"""notebook.sh: listing, the student's copy (never overwritten), --fresh, bad input, and a real
+headless JupyterLab start on a free port. A fixture lesson stands in for the real releases."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import ROOT, free_port
+
+SCRIPT = ROOT / "notebook.sh"
+
+
+@pytest.fixture()
+def bundle(tmp_path: Path) -> dict[str, str]:
+    """A release folder with two fixture lessons and an empty workspace."""
+    release = tmp_path / "release"
+    for lesson, title in [("9.0", "Fixture lesson"), ("9.10", "Another fixture")]:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {lesson} {title}"),
+                    nbformat.v4.new_code_cell("x = 1")]  # fmt: skip
+        (release / lesson).mkdir(parents=True)
+        nbformat.write(nb, release / lesson / f"{lesson}.ipynb")
+    env = dict(os.environ, COURSE_RELEASE_DIR=str(release), COURSE_WORKSPACE=str(tmp_path / "ws"))
+    return env
+
+
+def run(args: list[str], env: dict[str, str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_lists_lessons_without_argument(bundle):
+    out = run([], bundle)
+    assert out.returncode == 0
+    assert "9.0" in out.stdout and "Fixture lesson" in out.stdout
+    assert out.stdout.index("9.0 ") < out.stdout.index("9.10")  # version order, not string order
+
+
+def test_unknown_lesson_names_the_fix(bundle):
+    out = run(["9.9"], bundle)
+    assert out.returncode != 0
+    assert "no lesson '9.9'" in out.stderr and "9.0" in out.stderr and "fix:" in out.stderr
+
+
+def test_bad_option_and_port(bundle):
+    assert run(["9.0", "--bogus"], bundle).returncode != 0
+    out = run(["9.0", "--port", "notaport"], bundle)
+    assert out.returncode != 0 and "--port" in out.stderr
+
+
+def test_copy_is_made_and_never_overwritten(bundle):
+    ws = Path(bundle["COURSE_WORKSPACE"]) / "9.0"
+    out = run(["9.0", "--setup-only"], bundle)
+    assert out.returncode == 0, out.stderr
+    nb_path = ws / "9.0.ipynb"
+    assert nb_path.exists()
+    nb_path.write_text(nb_path.read_text().replace("x = 1", "x = 'my work'"))
+    out = run(["9.0", "--setup-only"], bundle)
+    assert out.returncode == 0 and "continuing your copy" in out.stdout
+    assert "my work" in nb_path.read_text()
+
+
+def test_fresh_archives_then_restarts(bundle):
+    ws = Path(bundle["COURSE_WORKSPACE"])
+    run(["9.0", "--setup-only"], bundle)
+    nb_path = ws / "9.0" / "9.0.ipynb"
+    nb_path.write_text(nb_path.read_text().replace("x = 1", "x = 'my work'"))
+    out = run(["9.0", "--fresh", "--setup-only"], bundle)
+    assert out.returncode == 0, out.stderr
+    archived = list((ws / "archive").glob("9.0-*/9.0.ipynb"))
+    assert len(archived) == 1 and "my work" in archived[0].read_text()
+    assert "my work" not in nb_path.read_text()
+
+
+def test_missing_python_names_the_fix(bundle, tmp_path):
+    # A PATH with every usual tool but no Python, and no existing venv.
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for d in ["/usr/bin", "/bin"]:
+        for tool in Path(d).iterdir():
+            if not tool.name.startswith("python") and not (bindir / tool.name).exists():
+                (bindir / tool.name).symlink_to(tool)
+    env = dict(bundle, PATH=str(bindir), COURSE_VENV=str(tmp_path / "novenv"), PYTHON="")
+    out = run(["9.0", "--no-browser"], env)
+    assert out.returncode == 3
+    assert "Python 3.11 was not found" in out.stderr and "fix:" in out.stderr
+
+
+def test_busy_port_names_the_fix(bundle):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = run(["9.0", "--no-browser", "--port", str(port)], bundle)
+    assert out.returncode == 4
+    assert f"port {port} is busy" in out.stderr and "--port" in out.stderr
+
+
+def test_serves_jupyterlab_headless(bundle):
+    port = free_port()
+    proc = subprocess.Popen([str(SCRIPT), "9.0", "--no-browser", "--port", str(port)], env=bundle,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # fmt: skip
+    try:
+        deadline, status = time.time() + 90, None
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2) as r:
+                    status = json.loads(r.read())
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.5)
+        assert status and "version" in status, f"JupyterLab did not answer on port {port}"
+    finally:
+        out = stop(proc)
+    assert f"http://127.0.0.1:{port}/lab" in out, out[-2000:]
+
+
+def stop(proc: subprocess.Popen) -> str:
+    """Stop a server started in its own session; return what it printed."""
+    for sig, wait in [(signal.SIGTERM, 30), (signal.SIGKILL, 30)]:
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.communicate(timeout=wait)[0]
+        except subprocess.TimeoutExpired:
+            continue
+    return ""
