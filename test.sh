@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/ensure_env.sh
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "==> installing Debian's chromium for the browser tests (first run only)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null ||
+    echo "    chromium could not be installed; the browser tests will skip and say why"
+fi
 echo "==> ruff"
 ruff check .
 ruff format --check .

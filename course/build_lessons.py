@@ -59,9 +59,19 @@ def _meta(kind: str, args: dict[str, str]) -> dict:
     if kind == "solution":
         return base | {"solution": True, "grade": False, "locked": False}
     if kind == "tests":
-        return base | {"solution": False, "grade": True, "locked": True, "points": float(args["points"])}
+        return base | {
+            "solution": False,
+            "grade": True,
+            "locked": True,
+            "points": float(args["points"]),
+        }
     if kind == "written":
-        return base | {"solution": True, "grade": True, "locked": False, "points": float(args["points"])}
+        return base | {
+            "solution": True,
+            "grade": True,
+            "locked": False,
+            "points": float(args["points"]),
+        }
     if kind == "locked":
         return base | {"solution": False, "grade": False, "locked": True}
     raise ValueError(f"unknown cell kind {kind!r}")

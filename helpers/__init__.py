@@ -3,7 +3,7 @@
 tasks        task families and the train/held-out split rule
 verifiers    the numeric verifier and the task verifiers, each with a passport
 sampling     the group sampler (KV cache, behaviour log-probs, stop reasons)
-policies     the small GRU policy of the CPU lab; loading BaseLM
+policies     the small GRU policy of the CPU lab and its character tokenizer
 lora         LoRA adapters through peft; trainable-fraction report
 reference    the frozen reference model
 baselm       building BaseLM (tokenizer, corpus, pretraining, artifact checks)

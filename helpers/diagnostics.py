@@ -90,7 +90,9 @@ class Rollout:
         n = len(self.rewards)
         sizes = [len(self.group), len(self.lengths), len(self.stop_reason), len(self.texts)]
         if any(s != n for s in sizes):
-            raise ValueError(f"Rollout fields disagree on N: rewards {n}, group/lengths/stop/texts {sizes}")
+            raise ValueError(
+                f"Rollout fields disagree on N: rewards {n}, group/lengths/stop/texts {sizes}"
+            )
 
     @classmethod
     def from_sample(cls, sample: Any, rewards: Any, **optional: Any) -> Rollout:
@@ -235,13 +237,10 @@ def summarize(history: dict[str, list]) -> dict[str, dict[str, float]]:
     out = {}
     for k, vs in history.items():
         a = np.asarray(vs, dtype=np.float64)
-        a = a[np.isfinite(a)]
-        if len(a) == 0:
-            out[k] = {"first": math.nan, "last": math.nan, "min": math.nan, "max": math.nan,
-                      "mean": math.nan, "n": 0}  # fmt: skip
-        else:
-            out[k] = {"first": float(a[0]), "last": float(a[-1]), "min": float(a.min()),
-                      "max": float(a.max()), "mean": float(a.mean()), "n": len(a)}  # fmt: skip
+        a = a[np.isfinite(a)]  # measured steps only
+        stats = (a[0], a[-1], a.min(), a.max(), a.mean()) if len(a) else (math.nan,) * 5
+        out[k] = dict(zip(("first", "last", "min", "max", "mean"), map(float, stats), strict=True))
+        out[k]["n"] = len(a)
     return out
 
 
@@ -309,7 +308,11 @@ def warnings(history: dict[str, list], rel: float = 0.1, min_points: int = 4) ->
     check(("diversity",), -1, "response diversity falling")
     if r_dir == 1:
         held = _first(history, "heldout_pass", "pass@1")
-        if held is not None and trend(held[1], 2) is not None and _change(trend(held[1], 2), rel) < 1:
+        if (
+            held is not None
+            and trend(held[1], 2) is not None
+            and _change(trend(held[1], 2), rel) < 1
+        ):
             tr = trend(held[1], 2)
             flags.append(
                 f"training reward rising but held-out pass rate is not "

@@ -125,6 +125,7 @@ def file_hash(path: str | os.PathLike) -> str:
 
 def git_state(repo: str | os.PathLike = _REPO) -> dict[str, Any]:
     """``{"commit": sha or None, "dirty": bool or None}`` of the repository holding ``helpers``."""
+
     def git(*args: str) -> str | None:
         try:
             out = subprocess.run(
@@ -148,7 +149,10 @@ def verifier_passport(verifier: Any) -> dict | None:
         return to_jsonable(verifier)
     passport = getattr(verifier, "passport", None)
     if passport is None:
-        return {"name": to_jsonable(verifier) if callable(verifier) else repr(verifier), "passport": None}
+        return {
+            "name": to_jsonable(verifier) if callable(verifier) else repr(verifier),
+            "passport": None,
+        }
     return to_jsonable(passport)
 
 
@@ -222,5 +226,9 @@ def diff_passports(a: dict, b: dict, ignore: tuple[str, ...] = ("created",)) -> 
         elif to_jsonable(x) != to_jsonable(y):
             out[name] = (x, y)
 
-    walk({k: v for k, v in a.items() if k not in ignore}, {k: v for k, v in b.items() if k not in ignore}, "")
+    walk(
+        {k: v for k, v in a.items() if k not in ignore},
+        {k: v for k, v in b.items() if k not in ignore},
+        "",
+    )
     return out

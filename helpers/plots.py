@@ -17,6 +17,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from helpers.diagnostics import GROUPS
 
@@ -46,7 +47,14 @@ def _xs(history: dict[str, list], n: int) -> np.ndarray:
 
 def _panel(ax, x: np.ndarray, y: np.ndarray, key: str) -> None:
     ax.plot(x, y, marker="o", markersize=3, linewidth=1.2)
+    if len(x) and np.isfinite(x).any():  # the full step range, even where this key has gaps
+        lo, hi = np.nanmin(x), np.nanmax(x)
+        pad = 0.03 * (hi - lo) + 0.5 * (hi == lo)
+        ax.set_xlim(lo - pad, hi + pad)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     missing = int(np.isnan(y).sum())
+    if missing == len(y):
+        ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center", color="0.5")
     ax.set_title(key + (f"  ({missing} not measured)" if missing else ""), fontsize=9)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
@@ -101,14 +109,21 @@ def plot_dashboard(dashboard_or_history: Any, title: str | None = None, ncols: i
     groups = {name: keys for name, keys in groups.items() if keys}
     if not groups:
         raise ValueError("nothing to plot: the history has no numeric keys")
-    rows = [(name, keys[i : i + ncols]) for name, keys in groups.items() for i in range(0, len(keys), ncols)]
+    rows = [
+        (name, keys[i : i + ncols])
+        for name, keys in groups.items()
+        for i in range(0, len(keys), ncols)
+    ]
     width = max(len(keys) for _, keys in rows)
     fig = plt.figure(figsize=(3.2 * width, 2.5 * len(rows)), layout="constrained")
     n = max(len(v) for v in history.values())
     x = _xs(history, n)
     subfigs = np.atleast_1d(fig.subfigures(len(rows), 1))
+    shown = set()
     for sub, (name, keys) in zip(subfigs, rows, strict=True):
-        sub.suptitle(name, fontsize=10, x=0.01, ha="left", fontweight="bold")
+        if name not in shown:  # a group wrapped onto several rows is titled once
+            sub.suptitle(name, fontsize=10, x=0.01, ha="left", fontweight="bold")
+            shown.add(name)
         for j, key in enumerate(keys):
             ax = sub.add_subplot(1, width, j + 1)
             _panel(ax, x, np.asarray(history[key], dtype=np.float64), key)
@@ -117,24 +132,37 @@ def plot_dashboard(dashboard_or_history: Any, title: str | None = None, ncols: i
     return _finish(fig)
 
 
-def plot_groups(rewards: Any, group: Any, title: str | None = None) -> Figure:
-    """One step's rewards by group: dots per completion, a bar at the group mean; a degenerate
-    group (all rewards equal, no learning signal) is drawn grey and labelled."""
-    rewards = np.asarray(rewards.detach().cpu() if hasattr(rewards, "detach") else rewards, dtype=float)
-    group = np.asarray(group.detach().cpu() if hasattr(group, "detach") else group)
+def plot_groups(
+    rewards: Any, group: Any, informative: Any = None, title: str | None = None
+) -> Figure:
+    """One step's rewards by group: dots per completion and a bar at the group mean.
+
+    informative: optional (G,) booleans, one per group in sorted group order - pass your own
+                 informative-group function's answer; uninformative groups are drawn grey.
+    """
+    rewards = np.asarray(_cpu(rewards), dtype=np.float64)  # (N,)
+    group = np.asarray(_cpu(group))  # (N,)
     ids = np.unique(group)
+    flags = None if informative is None else np.asarray(_cpu(informative), dtype=bool)
+    if flags is not None and flags.shape != ids.shape:
+        raise ValueError(
+            f"informative has shape {flags.shape}, expected one flag per group {ids.shape}"
+        )
     fig = plt.figure(figsize=(max(4.0, 0.6 * len(ids) + 2), 3), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     rng = np.random.default_rng(0)  # jitter only; fixed so the figure is reproducible
     for i, g in enumerate(ids):
         r = rewards[group == g]
-        degenerate = np.all(r == r[0])
-        color = "0.6" if degenerate else "C0"
+        color = "C0" if flags is None or flags[i] else "0.6"
         ax.bar(i, r.mean(), color=color, alpha=0.35, width=0.7)
         ax.scatter(i + rng.uniform(-0.2, 0.2, len(r)), r, s=14, color=color, zorder=3)
     ax.set_xticks(range(len(ids)), [str(g) for g in ids], fontsize=8)
     ax.set_xlabel("group (prompt)")
     ax.set_ylabel("reward")
-    n_deg = sum(np.all(rewards[group == g] == rewards[group == g][0]) for g in ids)
-    ax.set_title(title or f"{len(ids)} groups, {n_deg} degenerate (grey)", fontsize=10)
+    note = "" if flags is None else f", {int((~flags).sum())} uninformative (grey)"
+    ax.set_title(title or f"{len(ids)} groups{note}", fontsize=10)
     return _finish(fig)
+
+
+def _cpu(x: Any) -> Any:
+    return x.detach().cpu() if hasattr(x, "detach") else x

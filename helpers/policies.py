@@ -86,9 +86,7 @@ class CharTokenizer:
         if bad:
             raise ValueError(f"ids {bad} are outside the vocabulary (size {self.vocab_size})")
         special = set(self.all_special_ids)
-        return "".join(
-            self.itos[i] for i in ids if not (skip_special_tokens and i in special)
-        )
+        return "".join(self.itos[i] for i in ids if not (skip_special_tokens and i in special))
 
     def token_ids(self, chars: str | Iterable[str]) -> list[int]:
         """Ids of the given characters (a string) or tokens (an iterable, may name ``<eos>``)."""
@@ -157,7 +155,9 @@ class GRUPolicy(nn.Module):
     def init_state(self, B: int) -> Tensor:
         """The zero state (L, B, H) that every sequence starts from."""
         p = self.head.weight
-        return torch.zeros(self.config.n_layers, B, self.config.d_hidden, dtype=p.dtype, device=p.device)
+        return torch.zeros(
+            self.config.n_layers, B, self.config.d_hidden, dtype=p.dtype, device=p.device
+        )
 
     def forward(
         self,

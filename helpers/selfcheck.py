@@ -44,35 +44,37 @@ def _box(question: str, control, check, explanation: str):
 
     def on_click(_):
         ok = check()
-        verdict.value = f"<b style='color:{'green' if ok else '#b00'}'>{CORRECT if ok else WRONG}</b>"
+        verdict.value = (
+            f"<b style='color:{'green' if ok else '#b00'}'>{CORRECT if ok else WRONG}</b>"
+        )
         why.layout.display = "block"  # after any attempt
 
     button.on_click(on_click)
-    box = w.VBox([w.HTML(f"<b>Self-check.</b> {question}"), control, w.HBox([button, verdict]), why])
+    box = w.VBox(
+        [w.HTML(f"<b>Self-check.</b> {question}"), control, w.HBox([button, verdict]), why]
+    )
     box.add_class("selfcheck")
-    display(box)
-    return box
+    display(box)  # shown once; nothing is returned, so a bare call does not echo the widget again
 
 
-def choice(question: str, options: list[str], answer: int, explanation: str):
+def choice(question: str, options: list[str], answer: int, explanation: str) -> None:
     """A multiple-choice self-check; ``answer`` is the index of the correct option."""
     if not 0 <= answer < len(options):
         raise ValueError("answer must index one of the options")
     w, _ = _widgets()
     if w is None:
         print(question, *[f"  ({i}) {o}" for i, o in enumerate(options)], sep="\n")
-        return None
-    radio = w.RadioButtons(options=list(enumerate(options)), value=None, layout={"width": "max-content"})
-    radio.options = [(o, i) for i, o in enumerate(options)]
-    radio.value = None
-    return _box(question, radio, lambda: _check_choice(radio.value, answer), explanation)
+        return
+    radio = w.RadioButtons(options=[(o, i) for i, o in enumerate(options)], value=None,
+                           layout={"width": "max-content"})  # fmt: skip
+    _box(question, radio, lambda: _check_choice(radio.value, answer), explanation)
 
 
-def numeric(question: str, answer: float, explanation: str, tol: float = 1e-2):
+def numeric(question: str, answer: float, explanation: str, tol: float = 1e-2) -> None:
     """A numeric self-check accepted within relative tolerance ``tol`` (absolute below 1)."""
     w, _ = _widgets()
     if w is None:
         print(question)
-        return None
+        return
     text = w.Text(placeholder="your answer")
-    return _box(question, text, lambda: _check_numeric(text.value, answer, tol), explanation)
+    _box(question, text, lambda: _check_numeric(text.value, answer, tol), explanation)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cache
 from typing import Literal
 
 Family = Literal["arithmetic_choice", "format", "arithmetic"]
@@ -56,9 +57,12 @@ def is_heldout(a: int, b: int) -> bool:
     return (7 * a + 3 * b) % 5 == 0
 
 
-def _pairs(split: Split, lo: int = 10, hi: int = 99) -> list[tuple[int, int]]:
+@cache
+def _pairs(split: Split, lo: int = 10, hi: int = 99) -> tuple[tuple[int, int], ...]:
     want = split == "heldout"
-    return [(a, b) for a in range(lo, hi + 1) for b in range(lo, hi + 1) if is_heldout(a, b) == want]
+    return tuple(
+        (a, b) for a in range(lo, hi + 1) for b in range(lo, hi + 1) if is_heldout(a, b) == want
+    )
 
 
 def arithmetic_choice_task(rng: random.Random, split: Split = "train") -> Task:

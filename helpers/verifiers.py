@@ -243,7 +243,7 @@ class Verifier:
         """The verdict on one completion; an unexpected exception becomes category "error"."""
         try:
             return self.fn(task, completion, **self.config)
-        except Exception as e:  # noqa: BLE001 - a reward function must not crash a training run
+        except Exception as e:  # a reward function must not crash a training run
             return Verdict(0.0, "error", {"exception": f"{type(e).__name__}: {e}"[:200]})
 
     def __call__(self, task: Task, completion: Any) -> float:

@@ -29,7 +29,9 @@ class Course:
         for lesson in lessons or [p.name for p in src.iterdir() if p.is_dir()]:
             shutil.copytree(src / lesson, path / "source_notebooks" / lesson, dirs_exist_ok=True)
 
-    def nbgrader(self, *args: str, timeout: int = 900, check: bool = True) -> subprocess.CompletedProcess:
+    def nbgrader(
+        self, *args: str, timeout: int = 900, check: bool = True
+    ) -> subprocess.CompletedProcess:
         env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
         out = subprocess.run([str(BIN / "nbgrader"), *args], cwd=self.root, env=env,
                              capture_output=True, text=True, timeout=timeout)  # fmt: skip

@@ -49,4 +49,7 @@ def test_installed_versions_satisfy_pins():
 
     for line in _requirements():
         req = Requirement(line)
-        assert req.specifier.contains(version(req.name), prereleases=True), (line, version(req.name))
+        assert req.specifier.contains(version(req.name), prereleases=True), (
+            line,
+            version(req.name),
+        )

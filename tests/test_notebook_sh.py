@@ -35,7 +35,9 @@ def bundle(tmp_path: Path) -> dict[str, str]:
 
 
 def run(args: list[str], env: dict[str, str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120, **kw)
+    return subprocess.run(
+        [str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120, **kw
+    )
 
 
 def test_lists_lessons_without_argument(bundle):

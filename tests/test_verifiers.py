@@ -1,0 +1,493 @@
+"""Tests of helpers.verifiers: positive, negative and adversarial cases, fuzzing, passports.
+
+The list follows seed 000 step 9.1.4's checklist: every accepted format, plausible wrong answers,
+the gold number inside a wrong derivation, several boxes, zero denominators, NaN/inf/overflow,
+very long responses, control sequences and code. Hypothesis checks the contract on random text:
+never raises, a known category, and never a false positive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from fractions import Fraction
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from helpers.tasks import FORMAT_PREFIX, Task, make_tasks
+from helpers.verifiers import (
+    CATEGORIES,
+    NUMERIC,
+    VERIFIERS,
+    extract_boxed,
+    last_number,
+    parse_number,
+    verify_arithmetic,
+    verify_arithmetic_sloppy,
+    verify_format,
+    verify_numeric_answer,
+)
+
+FUZZ = settings(max_examples=250, deadline=None)
+
+
+def cat(response, reference="81", **kw):
+    r = verify_numeric_answer(response, reference, **kw)
+    assert r.category in CATEGORIES
+    assert r.reward == (1.0 if r.category == "correct" else 0.0)
+    return r.category
+
+
+# --- the seed's example and accepted formats --------------------------------------------------
+
+
+def test_seed_example():
+    r = verify_numeric_answer(r"Final: \boxed{3/7}", "0.428571")
+    assert (r.reward, r.category, r.extracted, r.value) == (1.0, "correct", "3/7", Fraction(3, 7))
+
+
+@pytest.mark.parametrize(
+    "response, reference",
+    [
+        (r"\boxed{81}", "81"),
+        (r"So the sum is \boxed{ 81 }.", "81"),
+        ("23 + 58 = 81", "81"),
+        ("The answer is 81.", "81"),
+        ("81", "81"),
+        ("+81", "81"),
+        (r"\boxed{-5}", "-5"),
+        ("x = -5", "-5"),
+        ("x = \u22125", "-5"),  # Unicode minus
+        (r"\boxed{1,234}", "1234"),
+        ("The total is 1,234,567 dollars.", "1234567"),
+        (r"\boxed{1{,}234}", "1234"),
+        (r"\boxed{2.5}", "5/2"),
+        ("it comes to 2.50", "2.5"),
+        (r"\boxed{5/2}", "2.5"),
+        (r"\boxed{\frac{3}{7}}", "3/7"),
+        (r"\boxed{\dfrac{3}{7}}", "3/7"),
+        (r"\boxed{-\tfrac{3}{7}}", "-3/7"),
+        (r"\boxed{6/14}", "3/7"),  # unreduced fractions are equal values
+        (r"\boxed{0.4285714}", "3/7"),
+        ("about 0.428571", "3/7"),
+        (r"\boxed{2.5e3}", "2500"),
+        (r"\boxed{1E-2}", "0.01"),
+        (r"\boxed{81.0}", "81"),
+        (r"\boxed{\boxed{81}}", "81"),  # nested: the innermost (last opened) box
+        (r"\boxed{81} ok", "81"),
+    ],
+)
+def test_accepted_formats(response, reference):
+    assert cat(response, reference) == "correct"
+
+
+def test_tolerance_rule_is_abs_or_rel():
+    assert cat("0.4285719", "3/7") == "correct"  # |diff| < 1e-6
+    assert cat("0.428570", "3/7") == "wrong"  # |diff| > 1e-6
+    assert cat("1000000001", "1000000000") == "correct"  # rel_tol 1e-9 of 1e9 is 1
+    assert cat("1000001", "1000000") == "wrong"  # integers below 1e9 must be exact
+    assert cat("82", "81", abs_tol=1) == "correct"
+    assert cat("82", "81", abs_tol=0, rel_tol=0) == "wrong"
+    with pytest.raises(ValueError):
+        verify_numeric_answer("1", "1", rel_tol=float("nan"))
+
+
+# --- wrong answers, derivations, several boxes -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        r"\boxed{80}",
+        r"\boxed{82}",
+        "81 + 1 = 82",  # gold number inside a wrong derivation, different final answer
+        r"First 23+58 = 81, but wait, carry the one: \boxed{91}",
+        r"\boxed{81} no, actually \boxed{18}",  # several boxes: the last wins
+        r"\boxed{-81}",
+        r"\boxed{8.1}",
+        r"\boxed{810/100}",
+        "81 or 79",  # both options: the last one counts
+    ],
+)
+def test_plausible_wrong_answers(response):
+    assert cat(response, "81") == "wrong"
+
+
+def test_last_box_wins_over_later_numbers():
+    assert cat(r"\boxed{81} (checked with 23+58 in 2 steps)", "81") == "correct"
+    assert cat(r"\boxed{18} although some say 81", "81") == "wrong"
+
+
+@pytest.mark.parametrize(
+    "response, category",
+    [
+        ("", "no_answer"),
+        ("no digits here", "no_answer"),
+        ("x2 v3 42nd", "no_answer"),  # numbers glued to words are not numbers
+        ("version 1.2.3", "no_answer"),
+        ("nan", "no_answer"),
+        ("inf Infinity", "no_answer"),
+        (r"\boxed{}", "parse_error"),
+        (r"\boxed{81", "parse_error"),  # unclosed
+        (r"\boxed{81 apples}", "parse_error"),
+        (r"\boxed{x = 81}", "parse_error"),
+        (r"\boxed{81 or 80}", "parse_error"),
+        (r"\boxed{nan}", "parse_error"),
+        (r"\boxed{\infty}", "parse_error"),
+        (r"\boxed{inf}", "parse_error"),
+        (r"\boxed{1/0}", "parse_error"),
+        ("81/0", "parse_error"),
+        (r"\boxed{\frac{81}{0}}", "parse_error"),
+        (r"\boxed{0/0}", "parse_error"),
+        ("1e999999999", "parse_error"),
+        (r"\boxed{1e999999999}", "parse_error"),
+        (r"\boxed{1e-999999999}", "parse_error"),
+        (r"\boxed{" + "9" * 10_000 + "}", "parse_error"),
+        ("9" * 10_000, "parse_error"),
+        (r"\boxed{" * 2000, "parse_error"),
+        (r"\boxed{" + "{" * 5000 + "81", "parse_error"),
+        (r"\boxed{81}" + r"\boxed{", "parse_error"),  # the last box is the unclosed one
+        (r"\boxed{1,2}", "parse_error"),  # not a thousands grouping: a list
+        (r"\boxed{1234,567}", "parse_error"),
+        (r"\boxed{٨١}", "parse_error"),  # non-ASCII digits are not accepted
+        (None, "invalid_input"),
+        (b"81", "invalid_input"),
+        (81, "invalid_input"),
+        (["81"], "invalid_input"),
+        ("81" + " " * 20_000, "too_long"),
+    ],
+)
+def test_failure_categories(response, category):
+    assert cat(response, "81") == category
+
+
+def test_thousands_separators_do_not_merge_lists():
+    assert last_number("pick 1, 2") == "2"
+    assert last_number("1,234 and 5") == "5"
+    assert last_number("total 1,234") == "1,234"
+    assert last_number("1,2345") == "2345"
+    assert cat("[1,2]", "12") == "wrong"
+
+
+@pytest.mark.parametrize(
+    "reference", ["", "abc", "1/0", "nan", "inf", "1e999999", None, 81, b"81", "9" * 200]
+)
+def test_invalid_reference(reference):
+    assert cat(r"\boxed{81}", reference) == "invalid_reference"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "\x00\x01\x02",
+        "\x1b[31m81\x1b[0m",  # ANSI colour codes glue digits to letters
+        "81\x00",
+        "__import__('os').system('echo 81')",
+        "eval('40+41')",
+        "'; DROP TABLE answers; --",
+        r"\boxed{\input{/etc/passwd}}",
+        r"\boxed{\def\x{81}\x}",
+        "<|endoftext|>81<|im_end|>",
+        "{{81}}",
+        "\u202e18\u202c",  # right-to-left override: still the digits 1, 8
+        "\ud800",  # a lone surrogate
+    ],
+)
+def test_control_sequences_and_code(response):
+    r = verify_numeric_answer(response, "81")
+    assert r.category in CATEGORIES
+    # Nothing is executed; only a literal standalone 81 could score, never the code's result.
+    if r.category == "correct":
+        assert r.extracted.strip() == "81"
+
+
+def test_injection_never_evaluated():
+    assert cat("eval('40+41')", "81") == "wrong"  # last number is 41
+    assert cat(r"\boxed{40+41}", "81") == "parse_error"
+
+
+def test_extract_boxed():
+    assert extract_boxed(r"a \boxed{x{y}z} b") == ("x{y}z", True)
+    assert extract_boxed("no box") == (None, False)
+    assert extract_boxed(r"\boxed{open") == (None, True)
+    assert extract_boxed(r"\boxed{1}\boxed{2}") == ("2", True)
+
+
+def test_parse_number():
+    assert parse_number("3/7") == Fraction(3, 7)
+    assert parse_number("-1,234.5") == Fraction(-2469, 2)
+    assert parse_number(r"\frac{1,000}{3}") == Fraction(1000, 3)
+    assert parse_number("1e100") == 10**100
+    assert parse_number("1e101") is None
+    assert parse_number("1" * 101) is None
+    assert parse_number("1/0") is None
+    assert parse_number("1.5/2") is None
+
+
+# --- bounded time ------------------------------------------------------------------------------
+
+MEGABYTE_INPUTS = [
+    "a" * 1_000_000,
+    "9" * 1_000_000,
+    "1," * 500_000,
+    "1,234" * 200_000,
+    "-" * 1_000_000,
+    "9." * 500_000,
+    "1/" * 500_000,
+    r"\boxed{" * 140_000,
+    "{" * 1_000_000,
+    "}" * 1_000_000,
+    r"\boxed{" + "{" * 999_000,
+    "1e" * 500_000,
+    "x1 " * 333_333,
+]
+
+
+@pytest.mark.parametrize("response", MEGABYTE_INPUTS, ids=range(len(MEGABYTE_INPUTS)))
+def test_megabyte_responses_are_fast(response):
+    # A guard against super-linear behaviour, not a benchmark: the cap is switched off here.
+    t0 = time.perf_counter()
+    r = verify_numeric_answer(response, "81", max_chars=None)
+    assert time.perf_counter() - t0 < 1.0
+    assert r.category in CATEGORIES and r.reward == 0.0
+    t0 = time.perf_counter()
+    assert verify_numeric_answer(response, "81").category == "too_long"  # default cap
+    assert time.perf_counter() - t0 < 0.01
+
+
+# --- hypothesis --------------------------------------------------------------------------------
+
+ANY_TEXT = st.text(max_size=300)
+# Text rich in the characters the parser cares about.
+PARSER_TEXT = st.text(
+    alphabet=st.sampled_from(list("0123456789,./-+eE{}\\ boxedfrac\n\x00\u2212")) | st.characters(),
+    max_size=200,
+)
+
+
+@FUZZ
+@given(response=ANY_TEXT | PARSER_TEXT, reference=st.sampled_from(["81", "3/7", "-5", "0.5"]))
+def test_fuzz_never_raises_and_category_known(response, reference):
+    r = verify_numeric_answer(response, reference)
+    assert r.category in CATEGORIES and r.category != "error"
+    assert r.reward in (0.0, 1.0)
+    assert (r.reward == 1.0) == (r.category == "correct")
+
+
+@FUZZ
+@given(response=st.one_of(st.none(), st.binary(), st.integers(), st.floats(), st.lists(st.text())))
+def test_fuzz_non_str_input(response):
+    assert verify_numeric_answer(response, "81").category == "invalid_input"
+    for v in VERIFIERS.values():
+        task = Task(prompt="", answer="81", family="arithmetic_choice")
+        assert v(task, response) == 0.0
+
+
+NUMBER_OR_WORD = st.one_of(
+    st.integers(-(10**6), 10**6).map(str),
+    st.fractions(max_denominator=50).map(str),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3).map(str),
+    st.sampled_from(["nan", "inf", "1/0", r"\boxed{", "}", "{", "=", "+", ",", ".", "\\frac"]),
+    st.text(alphabet="abcxyz ,.;:\n", max_size=5),
+)
+
+
+@FUZZ
+@given(parts=st.lists(NUMBER_OR_WORD, max_size=12), ref=st.integers(-1000, 1000))
+def test_fuzz_no_false_positive(parts, ref):
+    """Text in which no number has the reference value is never marked correct."""
+    assume(all(parse_number(p) != ref for p in parts))
+    r = verify_numeric_answer(" ".join(parts), str(ref))
+    assert r.category != "correct"
+
+
+@FUZZ
+@given(
+    before=st.lists(NUMBER_OR_WORD, max_size=6),
+    ref=st.integers(-1000, 1000),
+    delta=st.integers(1, 100),
+    boxed=st.booleans(),
+)
+def test_fuzz_gold_in_wrong_place(before, ref, delta, boxed):
+    """The gold answer before a different final answer never scores (a box beats plain text)."""
+    if boxed:  # gold as text and in an earlier box, then a different last box
+        gold, final = [str(ref), rf"\boxed{{{ref}}}"], rf"\boxed{{{ref + delta}}}"
+    else:  # no boxes: gold as text, then a different last number
+        gold, final = [str(ref), f"{ref}/1", f"{ref}.0"], str(ref + delta)
+    before = [p for p in before if "boxed" not in p]
+    text = " ".join([*before, *gold, "so the answer is", final])
+    assert verify_numeric_answer(text, str(ref)).category == "wrong"
+
+
+@FUZZ
+@given(
+    prefix=st.text(alphabet="abc xyz=.\n", max_size=30),
+    ref=st.fractions(max_denominator=100).filter(lambda f: abs(f) < 10**6),
+    style=st.sampled_from(["plain", "boxed", "frac", "decimal"]),
+)
+def test_fuzz_correct_answer_is_found(prefix, ref, style):
+    if style == "frac":
+        sign = "-" if ref < 0 else ""
+        text = rf"\boxed{{{sign}\frac{{{abs(ref.numerator)}}}{{{ref.denominator}}}}}"
+    elif style == "decimal":
+        text = f"{float(ref):.9f}"
+    elif style == "boxed":
+        text = rf"\boxed{{{ref}}}"
+    else:
+        text = str(ref)
+    r = verify_numeric_answer(f"{prefix} {text}", str(ref))
+    assert r.category == "correct", (text, r)
+
+
+# --- task verifiers ----------------------------------------------------------------------------
+
+
+def choice_task(answer="81", options=(81, 79)):
+    return Task(
+        prompt=f"Q: 23+58=? Options: {options[0]} or {options[1]}. A:",
+        answer=answer,
+        family="arithmetic_choice",
+        meta={"options": options},
+    )
+
+
+@pytest.mark.parametrize(
+    "completion, reward",
+    [
+        (" 81", 1.0),
+        (" 81\nQ: 1+1=? A: 2", 0.0),  # the model kept going: the last integer is 2
+        (" The answer is 81.", 1.0),  # answer correctness, not "only a number" compliance
+        (" 79 or 81", 1.0),
+        (" 81 or 79", 0.0),
+        (" 79", 0.0),
+        (" 81.5", 0.0),  # the last number is not an integer
+        (" 8,1", 0.0),
+        (" eighty-one", 0.0),
+        ("", 0.0),
+        (" 1810", 0.0),
+        (None, 0.0),
+        (" 81" + " " * 20_000, 0.0),
+    ],
+)
+def test_verify_arithmetic_choice(completion, reward):
+    assert verify_arithmetic(choice_task(), completion) == reward
+
+
+def test_verify_arithmetic_free_response_delegates_to_numeric():
+    for t in make_tasks("arithmetic", 30, seed=1):
+        assert verify_arithmetic(t, rf"Working... \boxed{{{t.answer}}}") == 1.0
+        assert verify_arithmetic.check(t, rf"\boxed{{{t.answer}}}").category == "correct"
+        assert verify_arithmetic(t, rf"\boxed{{{t.answer}}} \boxed{{1/3000}}") == 0.0
+        assert NUMERIC(t, rf"\boxed{{{t.answer}}}") == 1.0
+
+
+def test_verify_arithmetic_on_generated_tasks():
+    for t in make_tasks("arithmetic_choice", 50, seed=3):
+        wrong = next(o for o in t.meta["options"] if str(o) != t.answer)
+        assert verify_arithmetic(t, f" {t.answer}") == 1.0
+        assert verify_arithmetic(t, f" {wrong}") == 0.0
+
+
+def test_sloppy_verifier_is_exploitable():
+    task = choice_task()
+    exploits = [" 79 81 79", " 81 or 79", " 1 2 3 ... 79 80 81 82 83", " 1810", " 818181 0"]
+    for c in exploits:
+        assert verify_arithmetic_sloppy(task, c) == 1.0
+        assert verify_arithmetic(task, c) == 0.0, c
+    assert verify_arithmetic_sloppy(task, " 79") == 0.0
+    assert verify_arithmetic_sloppy(task, None) == 0.0
+
+
+@pytest.mark.parametrize(
+    "completion, category",
+    [
+        (' "apple"}', "correct"),
+        (' "apple"} and then some text {', "correct"),  # text after the first object is allowed
+        (" 42}", "correct"),
+        (' {"nested": [1, 2, null]}}', "correct"),
+        (" null}", "correct"),
+        (' "apple", "extra": true}', "correct"),
+        (' "apple"', "parse_error"),  # never closed
+        (" apple}", "parse_error"),
+        (" NaN}", "parse_error"),  # strict JSON only
+        (" Infinity}", "parse_error"),
+        (" -Infinity}", "parse_error"),
+        (' "apple",}', "parse_error"),
+        (" 'apple'}", "parse_error"),
+        (' "a\x00b"}', "parse_error"),  # raw control character in a string
+        ("", "parse_error"),
+        (" " + "[" * 50 + "]" * 50 + "}", "correct"),
+        (" " + "[" * 5000 + "]" * 5000 + "}", "parse_error"),  # deeper than json's recursion
+        (None, "invalid_input"),
+        (' "apple"}' + " " * 20_000, "too_long"),
+    ],
+)
+def test_verify_format(completion, category):
+    task = Task(
+        prompt=f"Item: apple. Reply in JSON. {FORMAT_PREFIX}", answer="apple", family="format"
+    )
+    v = verify_format.check(task, completion)
+    assert v.category == category
+    assert v.reward == (1.0 if category == "correct" else 0.0)
+
+
+def test_verify_format_adversarial_without_cap():
+    uncapped = dataclasses.replace(verify_format, config={"max_chars": None})
+    task = make_tasks("format", 1)[0]
+    for c in [" " + "[" * 200_000, " " + "{" * 200_000, " 1" + "0" * 100_000 + "}", '"' * 10**6]:
+        t0 = time.perf_counter()
+        assert uncapped.check(task, c).category in ("parse_error", "correct")
+        assert time.perf_counter() - t0 < 1.0
+    assert uncapped.passport["config_hash"] != verify_format.passport["config_hash"]
+
+
+@FUZZ
+@given(completion=st.text(max_size=200), family=st.sampled_from(["arithmetic_choice", "format"]))
+def test_fuzz_task_verifiers_never_raise(completion, family):
+    task = Task(prompt="", answer="81" if family != "format" else "apple", family=family)
+    for name, v in VERIFIERS.items():
+        verdict = v.check(task, completion)
+        assert verdict.category in CATEGORIES
+        assert v(task, completion) in (0.0, 1.0)
+        if (name == "format") == (family == "format"):  # a verifier on its own task family
+            assert verdict.category != "error"
+
+
+def test_check_turns_exceptions_into_error_category():
+    bad = Task(prompt="", answer="not a number", family="arithmetic_choice")
+    assert verify_arithmetic.check(bad, " 81").category == "error"
+    assert verify_arithmetic(bad, " 81") == 0.0
+
+
+# --- passports ---------------------------------------------------------------------------------
+
+
+def test_passports_stable_and_distinct():
+    hashes = set()
+    for name, v in VERIFIERS.items():
+        p = v.passport
+        assert set(p) == {"name", "version", "rules", "config", "config_hash"}
+        assert p["name"] == name and len(p["config_hash"]) == 16
+        assert all(isinstance(r, str) for r in p["rules"])
+        assert v.passport == p  # stable across calls
+        p["config"]["max_chars"] = -1  # a caller's copy, not the verifier's config
+        assert v.passport["config_hash"] == p["config_hash"]
+        hashes.add(p["config_hash"])
+    assert len(hashes) == len(VERIFIERS)
+    assert set(VERIFIERS) == {"numeric", "arithmetic", "format", "arithmetic_sloppy"}
+
+
+def test_passport_hash_is_pinned():
+    # Changing a rule, the version or the config must change these; update them on purpose.
+    assert verify_arithmetic.passport["config_hash"] == PINNED["arithmetic"]
+    assert {n: v.passport["config_hash"] for n, v in VERIFIERS.items()} == PINNED
+
+
+PINNED = {
+    "numeric": "3df41a506f2d19fb",
+    "arithmetic": "0cad00a9edd07b4f",
+    "format": "f8886095093c40e3",
+    "arithmetic_sloppy": "b1a5caa94fcad5bc",
+}
