@@ -1,0 +1,1534 @@
+# %% [markdown]
+# # 9.4 Training dynamics and diagnosis
+#
+# Lessons 9.1-9.3 built the update: a verifier, group-relative advantages, the clipped objective and
+# its normalisation choices. This lesson is about watching a run. A rising mean reward is one number;
+# a policy can earn it by getting better, by concentrating on the prompts it already solves, or by
+# learning where the checker does not look. Each section adds one axis of a run's dashboard and a
+# graded function that computes it, and the lesson ends by reading a real (small) run's dashboard
+# in which accuracy rises while almost everything else gets worse.
+#
+# **After this lesson you can**
+# 1. say exactly which distribution a logged "entropy" belongs to (base softmax or the behaviour
+#    distribution after temperature, top-k and grammar masks) and compute it over active tokens;
+# 2. separate token entropy, response diversity, strategy diversity and pass@k, and compute pass@k
+#    with the unbiased estimator;
+# 3. list the warning signs of collapsing diversity, compute the informative-group rate and the two
+#    clip fractions, and name the price of each intervention;
+# 4. tell a truncated response from a wrong one, log stop reasons and reward by length, and choose a
+#    truncation contract;
+# 5. run the matched-budget pass@k comparison behind the "elicitation or discovery" debate and state
+#    what it can and cannot show;
+# 6. assemble a four-group dashboard and write stopping criteria before a run starts.
+#
+# **Conventions used throughout.** $N$ responses, $T$ token positions, $V$ vocabulary entries;
+# `mask` is $(N, T)$ with 1 on active (completion) tokens and 0 on padding. Entropies are in nats
+# (natural log). "Mean over active tokens" means the sum over all active tokens of all responses
+# divided by their count (a pooled token mean, as TRL logs it), not a mean of per-response means.
+# Graded functions are pure NumPy; a quantity with nothing to measure (no active token, no response)
+# is `nan`, never 0: a missing measurement read as zero is a false measurement.
+
+# %%
+import itertools
+import json
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import helpers
+from helpers import selfcheck
+from helpers.diagnostics import Dashboard, Rollout, diversity, summarize, warnings
+from helpers.gru_lab import failure_pattern
+from helpers.plots import plot_dashboard, plot_history
+
+np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# ## 9.4.1 Entropy: say what is measured
+#
+# At a prefix $s_t$ the policy's next-token distribution has entropy
+# $$H_t = -\sum_{v\in\mathcal V} \pi(v\mid s_t)\,\log \pi(v\mid s_t), \qquad 0\log 0 := 0 .$$
+# A log line "entropy = 0.41" usually averages $H_t$ over the active tokens of a batch. Before
+# reading it, ask **which** $\pi$. A sampler rarely draws from the model's raw softmax:
+#
+# | distribution | how it arises |
+# |---|---|
+# | base softmax | $\mathrm{softmax}(z)$ of the model's logits $z$ |
+# | tempered | $\mathrm{softmax}(z/\tau)$ |
+# | truncated | top-$k$ / top-$p$ set the logits outside the kept set to $-\infty$ |
+# | grammar-masked | tokens the format forbids get $-\infty$ (the CPU lab does this) |
+#
+# The **behaviour distribution** is what remains after all the transforms the sampler applies; it is
+# the one that generated the data and the one whose probabilities belong in the ratio denominator.
+# Its entropy can differ a lot from the base softmax's. Five logits, numbers first:
+
+# %%
+TOKENS = ["7", "8", ",", ";", "<eos>"]
+z = np.array([2.0, 1.5, 1.0, 0.0, -1.0])  # raw logits of one prefix
+
+
+def entropy_of(logits):
+    """(entropy in nats, probabilities) of softmax(logits) at ONE position (demo only).
+
+    Uses H = log Z - E_p[z] over the finite logits; -inf logits are tokens with p = 0."""
+    z_all = np.asarray(logits, dtype=np.float64)
+    keep = np.isfinite(z_all)
+    zk = z_all[keep]
+    log_Z = zk.max() + np.log(np.sum(np.exp(zk - zk.max())))
+    probs = np.zeros_like(z_all)
+    probs[keep] = np.exp(zk - log_Z)
+    return float(log_Z - probs[keep] @ zk), probs
+
+
+def top_k(logits, k):
+    out = np.full_like(logits, -np.inf)
+    keep = np.argsort(logits)[::-1][:k]
+    out[keep] = logits[keep]
+    return out
+
+
+grammar = np.array([True, False, True, True, False])  # say the format forbids "8" and "<eos>" here
+variants = {
+    "base softmax": z,
+    "temperature 0.7": z / 0.7,
+    "top-k = 2": top_k(z, 2),
+    "grammar mask": np.where(grammar, z, -np.inf),
+    "T 0.7 + grammar + top-2": top_k(np.where(grammar, z / 0.7, -np.inf), 2),
+}
+for name, logits in variants.items():
+    H, p = entropy_of(logits)
+    print(f"{name:>24}: H = {H:.4f} nats   p = {p}")
+
+# %% [markdown]
+# The same prefix has an entropy anywhere between 0.49 and 1.28 nats depending on which of these
+# you call "the policy". Two rules follow.
+#
+# - **Log the behaviour distribution's entropy** when the question is "how much does the sampler
+#   still explore?", and say which transforms it includes. The CPU lab (lesson 9.5) logs the entropy of
+#   $\mathrm{softmax}(z/\tau)$ with the grammar's $-\infty$ applied, which is its behaviour
+#   distribution.
+# - **Know what your library logs.** TRL 1.16's `GRPOTrainer` logs `entropy` from the logits divided by
+#   the temperature, over the full vocabulary: `top_p`, `top_k` and `min_p` shape the sampler but not
+#   the logged number (read in the installed source, `add_fused_lm_head(..., temperature=...)`).
+#   With `top_p=0.9` the sampler never draws from the cut tail, so the distribution that generated the
+#   data is narrower than the one whose entropy was logged (its entropy is typically lower).
+#
+# **Numerical check: what the mean of $H_t$ estimates.** $H_t$ is the expected surprisal
+# $\mathbb E_{v\sim\pi}[-\log\pi(v)]$. Some trainers (the seed-003 trainer among them) log the mean
+# surprisal of the *sampled* tokens instead; it estimates the same quantity with more noise. Sampling
+# 200 000 tokens from the last distribution above:
+
+# %%
+rng = np.random.default_rng(0)
+H_exact, p = entropy_of(variants["T 0.7 + grammar + top-2"])
+draws = rng.choice(len(p), size=200_000, p=p)
+surprisal = -np.log(p[draws])
+print(f"exact H = {H_exact:.4f};  mean sampled surprisal = {surprisal.mean():.4f} "
+      f"(+- {2 * surprisal.std() / math.sqrt(len(draws)):.4f}, 2 s.e.)")  # fmt: skip
+assert abs(surprisal.mean() - H_exact) < 4 * surprisal.std() / math.sqrt(len(draws))
+
+# %% [markdown]
+# ### Graded: mean token entropy over active tokens
+#
+# Implement the logged quantity: the entropy of $\mathrm{softmax}(\text{logits})$ at every active
+# position, averaged over active tokens. Make it safe for what real batches contain:
+# - **$-\infty$ logits** (masked vocabulary): $p=0$ there, and $0\cdot\log 0$ must count as 0, not
+#   `nan` (`0 * -inf` is `nan` in floating point);
+# - **huge logits** (e.g. 1000): subtract the row maximum before `exp` (a stable log-softmax);
+# - **padding positions** may hold anything (even all $-\infty$ or `nan`): select the active tokens
+#   first; multiplying by the mask afterwards does not help, because `0 * nan` is `nan`;
+# - **no active token**: return `nan` (nothing was measured).
+
+
+# %% [solution] id=masked_token_entropy
+def masked_token_entropy(logits: np.ndarray, mask: np.ndarray) -> float:
+    """Mean token entropy (nats) of softmax(logits) over the active tokens.
+
+    Args:
+        logits: array-like (N, T, V), real: N responses, T token positions, V vocabulary entries.
+            The distribution at position (n, t) is softmax(logits[n, t, :]). An entry of -inf marks a
+            token the behaviour policy cannot emit (grammar mask, top-k cut); it has probability 0 and
+            contributes 0 to the entropy (0 log 0 = 0). Every ACTIVE position must have at least one
+            finite logit and no nan or +inf. Inactive positions are ignored entirely (they may hold
+            -inf everywhere or nan).
+        mask: array-like (N, T), bool or 0/1 numbers: nonzero = active (completion) token, 0 = padding.
+
+    Returns:
+        float: (sum over active (n, t) of H_{n,t}) / (number of active tokens), with
+        H_{n,t} = -sum_v p log p in nats. This is a pooled token mean: a response with more active
+        tokens contributes more terms. nan if no token is active.
+
+    Raises:
+        ValueError: logits not 3-D, mask shape != logits.shape[:2], or an active position with no finite
+            logit, a nan or a +inf.
+    """
+    ### BEGIN SOLUTION
+    logits = np.asarray(logits, dtype=np.float64)
+    mask = np.asarray(mask)
+    if logits.ndim != 3 or mask.shape != logits.shape[:2]:
+        raise ValueError(f"need logits (N, T, V) and mask (N, T); got {logits.shape}, {mask.shape}")
+    active = mask != 0  # (N, T)
+    if not active.any():
+        return math.nan
+    z = logits[active]  # (M, V): active positions only
+    if np.isnan(z).any() or np.isposinf(z).any():
+        raise ValueError("active positions must not hold nan or +inf logits")
+    zmax = z.max(axis=-1, keepdims=True)  # (M, 1)
+    if not np.isfinite(zmax).all():
+        raise ValueError("every active position needs at least one finite logit")
+    shifted = z - zmax  # <= 0; -inf stays -inf
+    logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (M, V)
+    p = np.exp(logp)
+    finite = np.isfinite(logp)
+    plogp = np.where(finite, p * np.where(finite, logp, 0.0), 0.0)  # 0 log 0 = 0, no 0 * -inf
+    H = -plogp.sum(axis=-1)  # (M,)
+    return float(H.mean())
+    ### END SOLUTION
+
+
+# %% [tests] id=test_masked_token_entropy points=4
+_L = np.array([[[0.0, 0.0, 0.0], [math.log(3.0), 0.0, -np.inf]]])  # (1, 2, 3)
+_out = masked_token_entropy(_L, np.array([[1, 1]]))
+assert type(_out) is float, (
+    f"return a Python float, got {type(_out).__name__} (wrap the result in float())"
+)
+assert not math.isnan(_out), (
+    "got nan: a -inf logit has p = 0 and must contribute 0; compute p*log p only where p > 0 "
+    "(0 * -inf is nan)"
+)
+_H2 = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
+assert math.isclose(_out, (math.log(3.0) + _H2) / 2, rel_tol=1e-9), (
+    f"expected mean of H(uniform over 3) = ln 3 and H(3/4, 1/4) = {_H2:.6f}, i.e. "
+    f"{(math.log(3.0) + _H2) / 2:.6f}; got {_out:.6f}. Check the log-softmax and the natural log"
+)
+_out = masked_token_entropy(_L, np.array([[1, 0]]))
+assert math.isclose(_out, math.log(3.0), rel_tol=1e-9), (
+    f"with mask [[1, 0]] only the first position counts: expected ln 3 = {math.log(3):.6f}, got {_out}"
+)
+_out = masked_token_entropy(np.array([[[1000.0, 1000.0]]]), np.array([[1.0]]))
+assert math.isclose(_out, math.log(2.0), rel_tol=1e-9), (
+    f"logits (1000, 1000) must give ln 2, got {_out}: subtract the row max before exp (overflow)"
+)
+### BEGIN HIDDEN TESTS
+_close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+# pooled token mean, not a mean of per-response means: response A has 1 active token with H = ln 2,
+# response B has 3 active tokens with H = 0 (one allowed token)
+_L = np.full((2, 3, 2), -np.inf)
+_L[0, 0] = [0.0, 0.0]
+_L[1, :, 0] = 5.0
+_hmask = np.array([[1, 0, 0], [1, 1, 1]])
+_h = masked_token_entropy(_L, _hmask)
+assert type(_h) is float
+assert math.isclose(_h, math.log(2.0) / 4, rel_tol=1e-9), (
+    f"pooled mean over the 4 active tokens is ln2/4 = {math.log(2) / 4:.6f}, got {_h}"
+)
+# padding positions with nan or all -inf are ignored (bool mask accepted)
+_L = np.zeros((2, 2, 4))
+_L[0, 1] = np.nan
+_L[1, 1] = -np.inf
+_h = masked_token_entropy(_L, np.array([[True, False], [True, False]]))
+assert math.isclose(_h, math.log(4.0), rel_tol=1e-9), (
+    f"garbage at padding must be ignored: expected ln 4, got {_h}"
+)
+# empty mask -> nan (not 0)
+_h = masked_token_entropy(np.zeros((2, 3, 5)), np.zeros((2, 3)))
+assert type(_h) is float and math.isnan(_h), f"no active token must give nan, got {_h!r}"
+# shift invariance and big logits: (500 + ln 3, 500) -> H(3/4, 1/4)
+_h = masked_token_entropy(np.array([[[500.0 + math.log(3.0), 500.0]]]), np.array([[1]]))
+assert math.isclose(_h, _H2, rel_tol=1e-9)
+# a near one-hot distribution with a -inf entry and a very negative finite one
+_h = masked_token_entropy(np.array([[[0.0, -800.0, -np.inf]]]), np.array([[1]]))
+assert math.isclose(_h, 0.0, abs_tol=1e-12) and not math.isnan(_h)
+# independent reference on random logits with -inf holes, float mask weights 0/1
+_rng = np.random.default_rng(3)
+_L = _rng.normal(size=(3, 4, 6)) * 3
+_L[_rng.random((3, 4, 6)) < 0.3] = -np.inf
+_L[..., 0] = _rng.normal(size=(3, 4))  # at least one finite logit everywhere
+_hmask = (_rng.random((3, 4)) < 0.6).astype(np.float64)
+_hmask[0, 0] = 1.0
+_vals = []
+for _n in range(3):
+    for _t in range(4):
+        if _hmask[_n, _t]:
+            _row = _L[_n, _t][np.isfinite(_L[_n, _t])]
+            _q = np.exp(_row) / np.exp(_row).sum()
+            _vals.append(-sum(_x * math.log(_x) for _x in _q if _x > 0))
+_h = masked_token_entropy(_L, _hmask)
+assert math.isclose(_h, sum(_vals) / len(_vals), rel_tol=1e-9)
+# the caller's arrays are not modified
+_keep = _L.copy()
+masked_token_entropy(_L, _hmask)
+_same(_L, _keep)
+# shape mismatch raises
+try:
+    masked_token_entropy(np.zeros((2, 3, 4)), np.ones((3, 2)))
+except ValueError:
+    pass
+else:
+    raise AssertionError("a mask of the wrong shape must raise ValueError")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **One mean hides structure.** In a structured answer most positions are nearly forced (separators,
+# format) and a few carry the decision (the operation, the final digit). Below, a toy batch of the
+# CPU lab's grammar `T,O;S<eos>` where only the digit positions are uncertain. Your function, called
+# with a one-column mask, gives the entropy per position:
+
+# %%
+rng = np.random.default_rng(1)
+N, T, V = 32, 7, 12
+logits = np.full((N, T, V), -np.inf)
+scale = np.array([0.3, 8.0, 0.5, 8.0, 2.0, 0.8, 8.0])  # logit spread per position: large = forced
+for t in range(T):
+    logits[:, t, :4] = rng.normal(size=(N, 4)) * scale[t]  # four allowed tokens at every position
+mask = np.ones((N, T))
+per_pos = [masked_token_entropy(logits, np.eye(T)[t][None, :].repeat(N, 0)) for t in range(T)]
+print("mean over all active tokens:", round(masked_token_entropy(logits, mask), 3))
+print("per position:              ", np.round(per_pos, 3))
+fig, ax = plt.subplots(figsize=(6, 2.6))
+ax.bar(range(T), per_pos, color="C0")
+ax.axhline(masked_token_entropy(logits, mask), color="C3", ls="--", label="one mean")
+ax.set(xticks=range(T), xticklabels=["T", ",", "O", ";", "S1", "S2", "<eos>"],
+       ylabel="entropy (nats)", title="Position-wise entropy of a toy batch")  # fmt: skip
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ### Response diversity, strategy diversity, pass@k
+#
+# Token entropy is local. Three further quantities look at whole responses:
+# - **response diversity**: how many distinct completions a group holds (`helpers.diagnostics.diversity`
+#   uses exact string match: distinct strings per group divided by the group size);
+# - **strategy diversity**: how many distinct *ways of solving* appear. String diversity counts two
+#   formattings of one method as different, and cannot tell a correct method from a habitual error
+#   that differs from it in one digit;
+# - **pass@k** on held-out prompts: the chance that at least one of $k$ samples is correct, which is
+#   what diversity is *for* when a verifier picks among samples.
+#
+# A group of six answers to `15+16=` (correct: `2,11;31`):
+
+# %%
+group = ["2,11;31", "2,11;31", "2,1;21", "2,1;21", "2,11;31", "3,1;31"]
+
+
+def strategy(text):
+    """A coarse strategy label for 15+16 (demo): carried, dropped the carry, or other."""
+    return {"2,11;31": "carry kept", "3,1;31": "carry kept", "2,1;21": "carry dropped"}.get(
+        text, "other"
+    )
+
+
+print("distinct strings / group size:", diversity(group, [0] * len(group)))
+print("strategies:", sorted(set(map(strategy, group))))
+print("correct answers:", sum(t.endswith(";31") for t in group), "of", len(group))
+
+# %% [markdown]
+# Three distinct strings, two strategies, one of them wrong. Collapse can hide in each column: a
+# policy can keep high token entropy on punctuation while every response uses the same method; a
+# policy with very low entropy can be using a stable, correct algorithm. None of these numbers has a
+# universal "healthy" value.
+#
+# **What is reported about entropy during RL.** *The Entropy Mechanism of Reinforcement Learning for
+# Reasoning Language Models* (Cui et al., 2025) reports, for the runs it studied, a sharp early drop
+# of policy entropy together with saturating validation performance, and relates entropy change to
+# the covariance between a token's log-probability and its advantage (a confident token with positive
+# advantage lowers entropy). Seed 000 also mentions a 2026 preprint proposing an on-policy
+# entropy-flow mechanism against collapse. Treat both as sources of hypotheses to check on your own
+# dashboard: neither gives a threshold that transfers across models, rewards and lengths, and the
+# 2026 result is recent and unreplicated as far as this course knows.
+#
+# ### pass@k and its unbiased estimator
+#
+# For one prompt with success probability $p$, $\text{pass@}k = 1-(1-p)^k$. We do not know $p$; we
+# draw $n \ge k$ samples and count $c$ correct. Plugging $\hat p = c/n$ into $1-(1-\hat p)^k$ is
+# **biased** (it is a concave function of $\hat p$, so it underestimates on average). The estimator of
+# Chen et al. (2021) asks instead: if we pick $k$ of the $n$ samples at random without replacement,
+# how likely is at least one correct?
+# $$\widehat{\text{pass@}k} = 1 - \frac{\binom{n-c}{k}}{\binom{n}{k}}
+#   = 1 - \prod_{i=0}^{k-1}\frac{n-c-i}{n-i}, \qquad (=1 \text{ when } n-c<k).$$
+# Its expectation over the $n$ draws is exactly $1-(1-p)^k$ (each $k$-subset is itself $k$
+# independent draws). The product form never builds a huge binomial: $\binom{2000}{1000}$ has 600
+# digits and overflows a float.
+#
+# **Numerical check.** (1) the formula equals the fraction of $k$-subsets containing a success,
+# counted exhaustively; (2) averaged over many experiments, the estimator hits $1-(1-p)^k$ and the
+# plug-in does not.
+
+# %%
+n_, c_, k_ = 8, 3, 3
+subsets = list(itertools.combinations(range(n_), k_))  # samples 0..c-1 are the correct ones
+frac = sum(any(i < c_ for i in s) for s in subsets) / len(subsets)
+formula = 1 - math.comb(n_ - c_, k_) / math.comb(n_, k_)
+print(f"exhaustive {frac:.6f}  vs  1 - C(n-c,k)/C(n,k) = {formula:.6f}")
+assert math.isclose(frac, formula)
+
+rng = np.random.default_rng(2)
+p_true, n_, k_ = 0.1, 10, 5
+cs = rng.binomial(n_, p_true, size=200_000)
+unbiased = np.array([1 - math.comb(n_ - c, k_) / math.comb(n_, k_) for c in range(n_ + 1)])[cs]
+plug_in = 1 - (1 - cs / n_) ** k_
+print(f"true pass@{k_} = {1 - (1 - p_true) ** k_:.4f}; unbiased mean = {unbiased.mean():.4f}; "
+      f"plug-in mean = {plug_in.mean():.4f}")  # fmt: skip
+
+# %% [markdown]
+# ### Graded: pass@k
+#
+# Implement the unbiased estimator as the product above, vectorised over arrays of $n$ and $c$ (one
+# entry per prompt). Return a Python `float` when $n$ and $c$ are scalars and an `np.ndarray` otherwise.
+
+
+# %% [solution] id=pass_at_k
+def pass_at_k(n, c, k: int) -> float | np.ndarray:
+    """Unbiased pass@k estimator (Chen et al., 2021): 1 - C(n-c, k) / C(n, k).
+
+    Args:
+        n: int or integer array-like: samples drawn per prompt.
+        c: int or integer array-like (broadcastable with n): how many of them are correct, 0 <= c <= n.
+        k: int, 1 <= k <= n for every entry.
+
+    Returns:
+        The probability that a random k-subset (without replacement) of the n samples holds at least
+        one correct sample, computed as 1 - prod_{i=0}^{k-1} (n-c-i)/(n-i) without forming binomials;
+        exactly 1.0 where n - c < k. A Python float when n and c are both scalars, else an np.ndarray
+        of dtype float64 with the broadcast shape of n and c.
+
+    Raises:
+        ValueError: non-integer n, c or k; c < 0 or c > n; k < 1 or k > n.
+    """
+
+    ### BEGIN SOLUTION
+    def as_int(x, name):
+        a = np.asarray(x)
+        if a.dtype == bool or not np.issubdtype(a.dtype, np.number):
+            raise ValueError(f"{name} must be integer, got dtype {a.dtype}")
+        if not np.issubdtype(a.dtype, np.integer):
+            if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+                raise ValueError(f"{name} must hold whole numbers")
+        return a.astype(np.int64)
+
+    n_arr, c_arr = as_int(n, "n"), as_int(c, "c")
+    if np.ndim(k) != 0 or int(k) != k:
+        raise ValueError("k must be one integer")
+    k = int(k)
+    n_b, c_b = np.broadcast_arrays(n_arr, c_arr)
+    if k < 1 or np.any(k > n_b):
+        raise ValueError(f"need 1 <= k <= n, got k = {k}")
+    if np.any(c_b < 0) or np.any(c_b > n_b):
+        raise ValueError("need 0 <= c <= n")
+    miss = np.ones(n_b.shape, dtype=np.float64)  # P(no correct in a random k-subset)
+    for i in range(k):
+        miss *= np.maximum(n_b - c_b - i, 0) / (n_b - i)
+    out = 1.0 - miss
+    if n_arr.ndim == 0 and c_arr.ndim == 0:
+        return float(out)
+    return out
+    ### END SOLUTION
+
+
+# %% [tests] id=test_pass_at_k points=3
+_out = pass_at_k(5, 2, 2)
+assert type(_out) is float, f"scalar n and c must give a Python float, got {type(_out).__name__}"
+assert math.isclose(_out, 0.7, rel_tol=1e-12), (
+    f"n=5, c=2, k=2: 1 - C(3,2)/C(5,2) = 1 - 3/10 = 0.7, got {_out}"
+)
+assert math.isclose(pass_at_k(10, 3, 1), 0.3, rel_tol=1e-12), "k = 1 must give c/n"
+assert pass_at_k(5, 4, 2) == 1.0, (
+    "n - c < k: every 2-subset contains a correct sample, expected 1.0"
+)
+_out = pass_at_k(np.array([4, 4, 10]), np.array([0, 1, 3]), 2)
+assert type(_out) is np.ndarray, f"array inputs must give an np.ndarray, got {type(_out).__name__}"
+np.testing.assert_allclose(np.array(_out, dtype=np.float64), [0.0, 0.5, 24 / 45], rtol=1e-12,
+                           err_msg="vectorised: expected [0, 1 - 3/6, 1 - 21/45]")  # fmt: skip
+### BEGIN HIDDEN TESTS
+_close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+from fractions import Fraction as _F
+
+# large n: binomials would overflow a float; 1 - C(1999,1000)/C(2000,1000) = 1 - 1000/2000
+_h = pass_at_k(2000, 1, 1000)
+assert type(_h) is float and math.isclose(_h, 0.5, rel_tol=1e-9), (
+    f"n=2000, c=1, k=1000 must be 0.5, got {_h}: use the product form, not float binomials"
+)
+# exact rational reference
+for _n, _c, _k in [(16, 3, 4), (16, 0, 4), (16, 13, 4), (16, 12, 4), (1000, 3, 500), (7, 7, 7)]:
+    _ref = 1 - _F(math.comb(_n - _c, _k), math.comb(_n, _k))
+    _h = pass_at_k(_n, _c, _k)
+    assert type(_h) is float
+    assert math.isclose(_h, float(_ref), rel_tol=1e-9, abs_tol=1e-15), (_n, _c, _k, _h)
+assert pass_at_k(16, 0, 4) == 0.0
+# broadcasting a scalar n against an array c, 2-D shape kept
+_h = pass_at_k(8, np.array([[0, 2], [5, 8]]), 4)
+assert type(_h) is np.ndarray and _h.shape == (2, 2)
+_exp = [[1 - _F(math.comb(8 - _c, 4), math.comb(8, 4)) for _c in _r] for _r in [[0, 2], [5, 8]]]
+_close(np.array(_h, dtype=np.float64), np.array(_exp, dtype=np.float64), rtol=1e-12)
+# lists are accepted and give an array
+_h = pass_at_k([3, 3], [1, 2], 3)
+assert type(_h) is np.ndarray
+_close(np.array(_h, dtype=np.float64), [1.0, 1.0])
+# invalid arguments raise
+for _args in [(3, 1, 4), (5, 6, 1), (5, -1, 1), (5, 1, 0)]:
+    try:
+        pass_at_k(*_args)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"pass_at_k{_args} must raise ValueError")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 9.4.2 Loss of diversity: warning signs and interventions
+#
+# Signs that a run is trading diversity for mean reward (any one is a reason to read samples, not a
+# verdict):
+# 1. entropy keeps falling and does not level off;
+# 2. responses inside a group become near duplicates;
+# 3. the informative-group rate falls faster than the accuracy alone would explain;
+# 4. pass@1 rises while the pass@k curve stops improving or drops;
+# 5. the upper clip fraction grows and the ratios become heavy-tailed;
+# 6. different seeds converge to the same response template.
+#
+# **Sign 3 in numbers.** With binary rewards and per-prompt success $p_i$, a group of $G$ is
+# informative with probability $1-p_i^G-(1-p_i)^G$ (lesson 9.1). The accuracy is the mean of $p_i$.
+# Two batches with the same accuracy 0.5 can therefore carry very different signal:
+
+# %%
+G = 6
+for name, ps in {"every prompt p = 0.5": [0.5] * 8, "half p = 1, half p = 0": [1.0] * 4 + [0.0] * 4,
+                 "p in {0.9, 0.1}": [0.9] * 4 + [0.1] * 4}.items():  # fmt: skip
+    ps = np.array(ps)
+    print(f"{name:>24}: accuracy {ps.mean():.2f}, expected informative rate "
+          f"{np.mean(1 - ps**G - (1 - ps) ** G):.3f}")  # fmt: skip
+
+# %% [markdown]
+# A policy that solves some prompts always and others never has the same accuracy as one that solves
+# every prompt half the time, and no gradient at all. Concentration shows up here before it shows up
+# in the mean.
+#
+# ### Graded: informative-group rate
+#
+# From a flat batch (one row per response, a group id per row) compute the fraction of groups whose
+# rewards are not all equal. Convention: **exact** equality (no tolerance), because the advantage of a
+# group is zero exactly when all its rewards are equal; a group of one response is uninformative.
+
+
+# %% [solution] id=informative_group_rate
+def informative_group_rate(rewards: np.ndarray, group: np.ndarray) -> float:
+    """Fraction of groups holding at least two distinct rewards.
+
+    Args:
+        rewards: array-like (N,), finite reals: one reward per response.
+        group: array-like (N,), integers: the group (prompt) id of each response. Ids need not be
+            sorted, contiguous or start at 0; the rows of one group need not be adjacent.
+
+    Returns:
+        float: (number of informative groups) / (number of distinct group ids). A group is
+        informative iff max(rewards) > min(rewards) within it, compared exactly (no tolerance:
+        0.1 + 0.2 and 0.3 differ). A group with one response is uninformative. nan when N == 0.
+
+    Raises:
+        ValueError: rewards and group of different shapes, or not 1-D.
+    """
+    ### BEGIN SOLUTION
+    r = np.asarray(rewards, dtype=np.float64)
+    g = np.asarray(group)
+    if r.ndim != 1 or r.shape != g.shape:
+        raise ValueError(f"need rewards (N,) and group (N,), got {r.shape} and {g.shape}")
+    if r.size == 0:
+        return math.nan
+    ids = np.unique(g)
+    informative = [r[g == i].max() > r[g == i].min() for i in ids]
+    return float(np.mean(informative))
+    ### END SOLUTION
+
+
+# %% [tests] id=test_informative_group_rate points=2
+_out = informative_group_rate(
+    np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.5, 0.5]), np.array([0, 0, 1, 1, 2, 2, 3, 3])
+)
+assert type(_out) is float, f"return a Python float, got {type(_out).__name__}"
+assert math.isclose(_out, 0.25), (
+    f"only group 0 (rewards 1, 0) is informative: expected 1/4, got {_out}. A group is informative "
+    "when its rewards are not all equal"
+)
+_out = informative_group_rate(np.array([1.0, 0.0, 0.0, 0.0]), np.array([7, 3, 7, 3]))
+assert math.isclose(_out, 0.5), (
+    f"rows of one group need not be adjacent (ids 7, 3, 7, 3): expected 0.5, got {_out}"
+)
+### BEGIN HIDDEN TESTS
+_close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+# exact comparison: 0.1 + 0.2 != 0.3 in floating point counts as informative
+_h = informative_group_rate(np.array([0.1 + 0.2, 0.3, 1.0, 1.0]), np.array([0, 0, 1, 1]))
+assert type(_h) is float and math.isclose(_h, 0.5), (
+    f"exact-equality convention: expected 0.5, got {_h}"
+)
+# a singleton group is uninformative; unequal group sizes are fine
+_h = informative_group_rate(np.array([1.0, 0.0, 1.0, 0.5]), np.array([0, 1, 1, 1]))
+assert math.isclose(_h, 0.5)
+# partial credit: any two different values make a group informative
+_h = informative_group_rate(np.array([0.2, 0.2, 0.2, 0.7, 0.2, 0.2]), np.array([5, 5, 5, 9, 9, 9]))
+assert math.isclose(_h, 0.5)
+# empty batch -> nan
+_h = informative_group_rate(np.array([]), np.array([], dtype=int))
+assert type(_h) is float and math.isnan(_h), f"an empty batch must give nan, got {_h!r}"
+# lists and integer rewards
+assert math.isclose(informative_group_rate([1, 1, 0, 1], [2, 2, 4, 4]), 0.5)
+# all groups degenerate -> 0.0, all informative -> 1.0
+assert informative_group_rate(np.zeros(6), np.repeat([0, 1, 2], 2)) == 0.0
+assert informative_group_rate(np.tile([0.0, 1.0], 3), np.repeat([0, 1, 2], 2)) == 1.0
+# independent reference on a random batch
+_rng = np.random.default_rng(5)
+_g = _rng.integers(0, 12, size=60)
+_r = _rng.integers(0, 2, size=60).astype(float)
+_ref = np.mean([len(set(_r[_g == _i].tolist())) > 1 for _i in set(_g.tolist())])
+assert math.isclose(informative_group_rate(_r, _g), float(_ref))
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Clip fractions: which branch binds
+#
+# For one token with ratio $\rho$ and advantage $A$ the clipped objective takes
+# $\min\big(\rho A,\ \mathrm{clip}(\rho, 1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}})A\big)$. The
+# clipped branch is the smaller one (and the gradient through $\rho$ vanishes) in exactly two cases:
+#
+# | | $\rho < 1-\epsilon_{\text{low}}$ | $\rho > 1+\epsilon_{\text{high}}$ |
+# |---|---|---|
+# | $A>0$ | unclipped $\rho A$ is smaller: gradient flows | **high clip binds** (no more increase) |
+# | $A<0$ | **low clip binds** (no more decrease) | unclipped $\rho A$ is smaller: gradient flows |
+#
+# A token outside the range on the "wrong" side for its sign is *not* clipped: a negative-advantage
+# token whose probability went up keeps its full gradient. So counting $|\rho-1|>\epsilon$ overstates
+# clipping. We log the two binding cases separately: the **high** fraction (positive tokens whose
+# probability already rose by more than $\epsilon_{\text{high}}$) is sign 5 above; a large **low**
+# fraction says negative tokens are being pushed down hard.
+#
+# **TRL 1.16's definitions** (read in `trainer/grpo_trainer.py`, `_compute_loss`):
+# `is_low_clipped = (coef_1 < 1 - epsilon_low) & (advantages < 0)`,
+# `is_high_clipped = (coef_1 > 1 + epsilon_high) & (advantages > 0)`,
+# `is_region_clipped = low | high`, each averaged over active tokens (summed over processes, divided by
+# the active-token count clamped to at least 1) and logged as `clip_ratio/low_mean`,
+# `clip_ratio/high_mean`, `clip_ratio/region_mean`. Our function uses the same inequalities (strict),
+# the same denominator and the same three names, so a TRL log and our dashboard show the same numbers.
+# One deliberate difference: with no active token TRL's clamp gives 0.0; we return `nan`.
+#
+# **Numerical check of the table** with autograd-free finite differences: the derivative of the
+# per-token objective with respect to $\rho$ is 0 exactly in the two binding cells.
+
+
+# %%
+def token_objective(rho, A, eps_low=0.2, eps_high=0.2):
+    return min(rho * A, float(np.clip(rho, 1 - eps_low, 1 + eps_high)) * A)
+
+
+for A in (+1.0, -1.0):
+    for rho in (0.7, 1.0, 1.3):
+        h = 1e-6
+        d = (token_objective(rho + h, A) - token_objective(rho - h, A)) / (2 * h)
+        print(f"A = {A:+.0f}, rho = {rho}: d objective / d rho = {d:+.3f}")
+
+# %% [markdown]
+# ### Graded: clip fractions
+#
+# Advantages may be given per response, shape $(N,)$ (broadcast over the tokens of that response), or
+# per token, shape $(N, T)$.
+
+
+# %% [solution] id=clip_fractions
+def clip_fractions(
+    ratios: np.ndarray,
+    advantages: np.ndarray,
+    mask: np.ndarray,
+    eps_low: float = 0.2,
+    eps_high: float = 0.2,
+) -> dict[str, float]:
+    """Fractions of active tokens whose clipped branch binds in min(rho A, clip(rho) A).
+
+    Args:
+        ratios: array-like (N, T): rho = pi_theta / pi_old per token.
+        advantages: array-like (N,) (one per response, broadcast over T) or (N, T) (one per token).
+        mask: array-like (N, T), bool or 0/1: nonzero = active token.
+        eps_low, eps_high: the clip range [1 - eps_low, 1 + eps_high].
+
+    Returns:
+        dict with Python floats, each (count over active tokens) / (number of active tokens):
+          "low":    A < 0 and rho < 1 - eps_low   (strict inequalities)
+          "high":   A > 0 and rho > 1 + eps_high
+          "region": low or high (their sum: the two cases never overlap)
+        These are TRL 1.16's clip_ratio/low_mean, high_mean, region_mean. A = 0 is never clipped.
+        All three are nan when no token is active.
+
+    Raises:
+        ValueError: ratios/mask not (N, T) of one shape, or advantages neither (N,) nor (N, T).
+    """
+    ### BEGIN SOLUTION
+    rho = np.asarray(ratios, dtype=np.float64)
+    A = np.asarray(advantages, dtype=np.float64)
+    m = np.asarray(mask)
+    if rho.ndim != 2 or m.shape != rho.shape:
+        raise ValueError(f"need ratios and mask of one (N, T) shape, got {rho.shape}, {m.shape}")
+    if A.shape == rho.shape[:1]:
+        A = A[:, None]  # (N, 1)
+    elif A.shape != rho.shape:
+        raise ValueError(f"advantages must be (N,) or (N, T), got {A.shape}")
+    active = m != 0
+    n = int(active.sum())
+    if n == 0:
+        return {"low": math.nan, "high": math.nan, "region": math.nan}
+    low = (rho < 1 - eps_low) & (A < 0) & active
+    high = (rho > 1 + eps_high) & (A > 0) & active
+    return {
+        "low": float(low.sum() / n),
+        "high": float(high.sum() / n),
+        "region": float((low | high).sum() / n),
+    }
+    ### END SOLUTION
+
+
+# %% [tests] id=test_clip_fractions points=3
+_rho = np.array([[0.7, 1.0, 1.3], [0.7, 1.25, 0.79]])
+_A = np.array([-1.0, 1.0])
+_m = np.array([[1, 1, 1], [1, 1, 0]])
+_out = clip_fractions(_rho, _A, _m)
+assert isinstance(_out, dict) and {"low", "high"} <= set(_out), (
+    f"return a dict with keys low, high, region; got {_out!r}"
+)
+assert all(type(_out[_key]) is float for _key in _out), "the values must be Python floats"
+assert math.isclose(_out["low"], 0.2), (
+    f"low: only (A<0, rho=0.7) binds, 1 of 5 active tokens -> 0.2; got {_out['low']}. rho=1.3 with "
+    "A<0 is NOT clipped (the unclipped branch is smaller), and the masked 0.79 does not count"
+)
+assert math.isclose(_out["high"], 0.2), (
+    f"high: only (A>0, rho=1.25) binds -> 1/5 = 0.2; got {_out['high']}. rho=0.7 with A>0 is not clipped"
+)
+assert math.isclose(_out["region"], 0.4), f"region = low + high = 0.4, got {_out.get('region')}"
+### BEGIN HIDDEN TESTS
+_close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+# asymmetric range: eps_high = 0.28 (Clip-Higher) frees rho = 1.25; eps_low = 0.35 frees rho = 0.7
+_hrho = np.array([[0.7, 1.0, 1.3], [0.7, 1.25, 0.79]])
+_hA = np.array([-1.0, 1.0])
+_hmask = np.array([[1, 1, 1], [1, 1, 0]])
+_h = clip_fractions(_hrho, _hA, _hmask, eps_low=0.2, eps_high=0.28)
+assert math.isclose(_h["high"], 0.0) and math.isclose(_h["low"], 0.2), _h
+_h = clip_fractions(_hrho, _hA, _hmask, eps_low=0.35, eps_high=0.2)
+assert math.isclose(_h["low"], 0.0) and math.isclose(_h["high"], 0.2), _h
+# boundaries are strict: rho exactly 1.2 (A>0) or 0.8 (A<0) is not clipped; A = 0 never is
+_h = clip_fractions(
+    np.array([[1.2, 0.8, 5.0, 0.01]]), np.array([[1.0, -1.0, 0.0, 0.0]]), np.ones((1, 4))
+)
+assert _h["low"] == 0.0 and _h["high"] == 0.0 and _h["region"] == 0.0, _h
+# per-token advantages (N, T)
+_h = clip_fractions(
+    np.array([[1.5, 1.5], [0.5, 0.5]]), np.array([[1.0, -1.0], [-1.0, 1.0]]), np.ones((2, 2))
+)
+assert (
+    math.isclose(_h["high"], 0.25)
+    and math.isclose(_h["low"], 0.25)
+    and math.isclose(_h["region"], 0.5)
+)
+# bool mask; the denominator is the active-token count, not N*T
+_h = clip_fractions(
+    np.array([[2.0, 2.0, 2.0, 2.0]]), np.array([1.0]), np.array([[True, True, False, False]])
+)
+assert math.isclose(_h["high"], 1.0), f"2 of 2 active tokens clipped -> 1.0, got {_h['high']}"
+# empty mask -> nan everywhere
+_h = clip_fractions(np.ones((2, 3)), np.ones(2), np.zeros((2, 3)))
+assert all(type(_v) is float and math.isnan(_v) for _v in _h.values()) and {"low", "high"} <= set(
+    _h
+)
+# independent reference on random data
+_rng = np.random.default_rng(11)
+_hrho = np.exp(_rng.normal(scale=0.3, size=(5, 7)))
+_hA = _rng.normal(size=5)
+_hmask = _rng.random((5, 7)) < 0.7
+_lo = _hi = _cnt = 0
+for _i in range(5):
+    for _t in range(7):
+        if _hmask[_i, _t]:
+            _cnt += 1
+            _lo += _hA[_i] < 0 and _hrho[_i, _t] < 0.8
+            _hi += _hA[_i] > 0 and _hrho[_i, _t] > 1.2
+_h = clip_fractions(_hrho, _hA, _hmask)
+assert math.isclose(_h["low"], _lo / _cnt) and math.isclose(_h["high"], _hi / _cnt)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Demo: heavy-tailed ratios.** Log-ratios whose spread grows from one update epoch to the next (a
+# toy stand-in for rollout reuse and a large learning rate). The high fraction grows with the tail; the
+# low fraction mirrors it here only because the toy is symmetric.
+
+# %%
+rng = np.random.default_rng(4)
+A_demo = rng.choice([-1.0, 1.0], size=64)
+for sigma in (0.02, 0.1, 0.3, 0.6):
+    rho = np.exp(rng.standard_t(df=3, size=(64, 20)) * sigma)
+    cf = clip_fractions(rho, A_demo, np.ones((64, 20)))
+    print(
+        f"log-ratio scale {sigma:4}: max rho {rho.max():7.2f}   low {cf['low']:.3f}   high {cf['high']:.3f}"
+    )
+
+# %% [markdown]
+# ### Interventions and what each costs
+#
+# | intervention | what it buys | what it costs |
+# |---|---|---|
+# | more diverse behaviour policy (temperature, wider top-p) | more distinct samples per group | lower per-sample accuracy; more tokens; the entropy you log rises without any learning |
+# | wider positive clip (Clip-Higher) | positive tokens can keep rising; rare good tokens survive | a weaker trust region; cannot repair a wrong reward |
+# | cautious entropy bonus | resists collapse directly | rewards useless uncertainty (punctuation, rambling) as much as useful |
+# | larger $G$ or more prompt diversity | more informative groups | generation cost grows linearly |
+# | move the difficulty band | keeps $p$ away from 0 and 1 | changes the training distribution (lesson 9.3) |
+# | fewer reuse iterations per batch | ratios stay near 1, fewer clipped tokens | more generation per update |
+# | stop early | keeps the pre-collapse policy | needs a criterion fixed in advance |
+# | separate reward components | stops one component dominating | more weights to choose and justify |
+#
+# **The first row in numbers.** A toy of 40 prompts, each a softmax over 6 candidate answers; the
+# correct answer is the mode for most prompts but not all. Raising the temperature raises entropy
+# and pass@8, and lowers pass@1:
+
+# %%
+rng = np.random.default_rng(6)
+ans_logits = rng.normal(size=(40, 6)) * 1.5
+ans_logits[:, 0] += 1.5  # answer 0 is correct; it is usually, not always, the most likely
+temps = np.linspace(0.3, 2.5, 23)
+rows = []
+for tau in temps:
+    q = np.exp(ans_logits / tau)
+    q /= q.sum(axis=1, keepdims=True)
+    p_corr = q[:, 0]
+    H = float(np.mean(-(q * np.log(q)).sum(axis=1)))
+    rows.append((H, p_corr.mean(), np.mean(1 - (1 - p_corr) ** 8)))
+rows = np.array(rows)
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.plot(temps, rows[:, 1], label="pass@1")
+ax.plot(temps, rows[:, 2], label="pass@8")
+ax.plot(temps, rows[:, 0] / np.log(6), label="entropy / ln 6")
+ax.set(xlabel="sampling temperature", title="Temperature buys diversity with per-sample accuracy")
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 9.4.3 Length, EOS and truncation
+#
+# A rising mean length can mean useful extra steps, weak pressure against long failures, repetition
+# that the format or reward tolerates, a falling probability of `<eos>`, or more responses cut by the
+# length limit. The mean alone cannot tell these apart. Log beside it: reward by length bucket;
+# natural-stop (EOS) and truncation rates; EOS position; length with control tags removed; repetition
+# and parse-failure rates; generation cost.
+#
+# **Truncated is not wrong.** A response cut at `max_new_tokens` was never seen finished; the checker
+# did not observe its answer. Scoring it 0 mixes "wrong" with "unfinished" in one number. Ignoring
+# every truncated response is not safe either: below, the policy learns that never stopping avoids
+# negative feedback. A run must choose a **truncation contract** and record it:
+#
+# | contract | what a truncated response gets | risk |
+# |---|---|---|
+# | treat as wrong | reward 0 like a wrong answer | conflates budget with error; penalises long correct work |
+# | mask | excluded from the loss (TRL: `mask_truncated_completions=True`) | a hard prompt teaches "do not stop" |
+# | soft penalty | a length-dependent negative reward near the limit (DAPO's overlong shaping, lesson 9.3) | pushes towards short answers, even wrong ones |
+# | separate label | its own category on the dashboard, plus one of the above for the loss | none by itself: it is a reporting rule |
+# | larger budget | fewer truncations | more generation cost; the problem moves, it does not vanish |
+#
+# **The masking risk in numbers.** A one-prompt bandit with three outcomes: a correct answer
+# (reward 1), a wrong answer (reward 0), and rambling until the limit (truncated). The prompt is hard
+# (the policy starts with 1% correct). We follow the exact expected policy gradient with a
+# group-mean baseline (the large-$G$ limit) under three contracts:
+# $$\nabla_\theta J = \sum_{a\,\in\,\text{scored}} \pi_a\,(r_a - b)\,\nabla_\theta\log\pi_a,\qquad
+#   b = \frac{\sum_{a\in\text{scored}}\pi_a r_a}{\sum_{a\in\text{scored}}\pi_a},$$
+# where "scored" is all three outcomes, or only the two that stopped when truncation is masked.
+
+# %%
+OUTCOMES = ["correct", "wrong", "truncated"]
+CONTRACTS = {
+    "treat as wrong": (1.0, 0.0, 0.0),
+    "mask": (1.0, 0.0, None),
+    "soft penalty -0.5": (1.0, 0.0, -0.5),
+}
+
+
+def contract_grad(theta, rewards):
+    """Exact d J / d theta of the softmax bandit; rewards[a] = None: outcome a is masked (demo)."""
+    p = np.exp(theta - theta.max())
+    p /= p.sum()
+    w = np.array([r is not None for r in rewards], dtype=float)
+    r = np.array([0.0 if x is None else x for x in rewards])
+    b = (w * p * r).sum() / (w * p).sum()  # baseline: mean reward of the scored outcomes
+    coef = w * p * (r - b)  # d J / d log pi_a
+    return coef - p * coef.sum(), p  # chain rule through the softmax
+
+
+def contract_objective(theta, rewards, b):
+    p = np.exp(theta - theta.max())
+    p /= p.sum()
+    return sum(pa * (ra - b) for pa, ra in zip(p, rewards, strict=True) if ra is not None)
+
+
+# numerical check: finite differences of J (baseline held fixed, as a stop-gradient) vs the formula
+theta0 = np.array([-3.0, 1.0, 0.0])
+for name, rw in CONTRACTS.items():
+    g, p0 = contract_grad(theta0, rw)
+    w = np.array([r is not None for r in rw], dtype=float)
+    b0 = sum(pa * (ra or 0.0) for pa, ra in zip(p0, rw, strict=True)) / (w * p0).sum()
+    fd = np.array([(contract_objective(theta0 + 1e-6 * e, rw, b0) - contract_objective(theta0 - 1e-6 * e, rw, b0))
+                   / 2e-6 for e in np.eye(3)])  # fmt: skip
+    assert np.allclose(g, fd, atol=1e-7), (name, g, fd)
+print("gradient formula matches finite differences for all three contracts")
+
+traj = {}
+for name, rw in CONTRACTS.items():
+    theta, ps = theta0.copy(), []
+    for _ in range(300):
+        g, p = contract_grad(theta, rw)
+        ps.append(p)
+        theta = theta + 1.0 * g
+    traj[name] = np.array(ps)
+    print(f"{name:>18}: start {np.round(ps[0], 3)}  peak truncated {traj[name][:, 2].max():.3f}  "
+          f"end {np.round(ps[-1], 3)}")  # fmt: skip
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
+for name, ps in traj.items():
+    axes[0].plot(ps[:, 2], label=name)
+    axes[1].plot(ps[:, 0], label=name)
+axes[0].set(title="P(truncated)", xlabel="update")
+axes[1].set(title="P(correct)", xlabel="update")
+axes[0].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Under masking, the wrong answers are pushed down and the truncated outcome receives no push at all,
+# so the freed probability flows to it first: rambling peaks above half and keeps a large share long
+# after the correct answer has been found. If the prompt were unsolvable (no correct outcome), masking
+# would drive $P(\text{truncated})\to 1$, treating it as wrong would give no signal, and the soft
+# penalty would teach the policy to stop and answer (wrongly). None of these is "the" right answer;
+# each is a contract with a failure mode, and the dashboard has to show which one is happening.
+#
+# A run record states the contract, for example:
+
+# %%
+truncation_contract = {
+    "max_new_tokens": 512,
+    "truncated_reward": "separate label 'truncated'; reward 0 in the loss (treated as wrong)",
+    "mask_truncated_completions": False,
+    "logged": [
+        "eos_rate",
+        "truncation_rate",
+        "parse_failure_rate (over EOS-terminated)",
+        "reward by length bucket",
+    ],
+    "revisit_if": "truncation_rate > 0.05 for 3 consecutive evaluations",
+}
+print(json.dumps(truncation_contract, indent=1))
+
+# %% [markdown]
+# ### Graded: stop and parse-failure rates
+#
+# Denominators matter. A truncated response almost always fails to parse (its answer was never
+# written), so counting its parse failure again would report one event twice. Convention here:
+# `eos` and `truncation` are fractions of **all** responses; `parse_failure` is a fraction of the
+# responses that **stopped at EOS** (the model finished and still produced nothing the parser accepts).
+
+
+# %% [solution] id=stop_rates
+def stop_rates(stop_reason, parse_ok) -> dict[str, float]:
+    """Natural-stop, truncation and parse-failure rates of a batch of responses.
+
+    Args:
+        stop_reason: sequence of N strings, each "eos" (the model emitted end-of-sequence) or "length"
+            (cut by the generation budget); the convention of ``helpers.sampling``.
+        parse_ok: array-like (N,) of bools: the verifier's parser extracted an answer. Entries of
+            truncated responses are ignored.
+
+    Returns:
+        dict of Python floats:
+          "eos":           (# "eos") / N
+          "truncation":    (# "length") / N
+          "parse_failure": (# "eos" with parse_ok False) / (# "eos")
+        Every value is nan when N == 0; "parse_failure" is nan when no response stopped at EOS.
+
+    Raises:
+        ValueError: a stop reason other than "eos" / "length", or len(parse_ok) != N.
+    """
+    ### BEGIN SOLUTION
+    reasons = list(stop_reason)
+    ok = np.asarray(parse_ok, dtype=bool).reshape(-1)
+    if len(ok) != len(reasons):
+        raise ValueError(f"{len(reasons)} stop reasons but {len(ok)} parse flags")
+    bad = set(reasons) - {"eos", "length"}
+    if bad:
+        raise ValueError(f"unknown stop reasons {sorted(bad)}; expected 'eos' or 'length'")
+    N = len(reasons)
+    if N == 0:
+        return {"eos": math.nan, "truncation": math.nan, "parse_failure": math.nan}
+    eos = np.array([r == "eos" for r in reasons])
+    n_eos = int(eos.sum())
+    return {
+        "eos": n_eos / N,
+        "truncation": (N - n_eos) / N,
+        "parse_failure": float((eos & ~ok).sum() / n_eos) if n_eos else math.nan,
+    }
+    ### END SOLUTION
+
+
+# %% [tests] id=test_stop_rates points=2
+_out = stop_rates(["eos", "length", "eos", "eos"], np.array([True, False, False, True]))
+assert isinstance(_out, dict) and set(_out) == {"eos", "truncation", "parse_failure"}, (
+    f"keys eos, truncation, parse_failure; got {_out!r}"
+)
+assert all(type(_v) is float for _v in _out.values()), "values must be Python floats"
+assert math.isclose(_out["eos"], 0.75) and math.isclose(_out["truncation"], 0.25), (
+    f"3 of 4 stopped at EOS, 1 truncated: expected 0.75 / 0.25, got {_out}"
+)
+assert math.isclose(_out["parse_failure"], 1 / 3), (
+    f"parse_failure counts among the 3 EOS-terminated responses only (1 failed): expected 1/3, got "
+    f"{_out['parse_failure']}. The truncated response's failed parse is already counted as truncation"
+)
+### BEGIN HIDDEN TESTS
+_close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+# no EOS at all: parse_failure is undefined (nan), not 0 or 1
+_h = stop_rates(["length", "length"], [False, False])
+assert _h["eos"] == 0.0 and _h["truncation"] == 1.0
+assert type(_h["parse_failure"]) is float and math.isnan(_h["parse_failure"])
+# empty batch
+_h = stop_rates([], np.array([], dtype=bool))
+assert all(type(_v) is float and math.isnan(_v) for _v in _h.values()) and len(_h) == 3
+# the parse flag of a truncated response is ignored even when True
+_h = stop_rates(["length", "eos", "eos", "eos", "eos"], [True, False, True, True, True])
+assert math.isclose(_h["parse_failure"], 0.25) and math.isclose(_h["truncation"], 0.2)
+# integer 0/1 parse flags and a tuple of reasons
+_h = stop_rates(("eos", "eos", "eos", "length", "length", "eos"), np.array([0, 1, 1, 0, 1, 0]))
+assert math.isclose(_h["eos"], 4 / 6) and math.isclose(_h["parse_failure"], 0.5)
+# unknown stop reason raises
+try:
+    stop_rates(["eos", "stop"], [True, True])
+except ValueError:
+    pass
+else:
+    raise AssertionError("an unknown stop reason must raise ValueError")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Graded: reward by length bucket
+#
+# Buckets follow `np.histogram`'s convention: bucket $b$ holds lengths $L$ with
+# $e_b \le L < e_{b+1}$, except the last, which also holds $L = e_B$. Lengths outside
+# $[e_0, e_B]$ fall in no bucket. An empty bucket has mean `nan` and count 0 (and must not print a
+# "mean of empty slice" warning).
+
+
+# %% [solution] id=length_by_bucket
+def length_by_bucket(lengths, rewards, edges) -> tuple[np.ndarray, np.ndarray]:
+    """Mean reward and number of responses per length bucket.
+
+    Args:
+        lengths: array-like (N,), response lengths in tokens.
+        rewards: array-like (N,), one reward per response.
+        edges: array-like (B + 1,), strictly increasing bucket edges, B >= 1.
+
+    Returns:
+        (mean_reward, count): mean_reward np.ndarray (B,) float64, the mean reward of the responses
+        in each bucket (nan for an empty bucket); count np.ndarray (B,) int64. Bucket b holds
+        edges[b] <= L < edges[b+1]; the last bucket also holds L == edges[B] (np.histogram's
+        convention); lengths outside [edges[0], edges[B]] are counted nowhere.
+
+    Raises:
+        ValueError: lengths and rewards of different shapes or not 1-D; fewer than 2 edges or edges not
+            strictly increasing.
+    """
+    ### BEGIN SOLUTION
+    L = np.asarray(lengths, dtype=np.float64)
+    r = np.asarray(rewards, dtype=np.float64)
+    e = np.asarray(edges, dtype=np.float64)
+    if L.ndim != 1 or L.shape != r.shape:
+        raise ValueError(f"need lengths (N,) and rewards (N,), got {L.shape}, {r.shape}")
+    if e.ndim != 1 or len(e) < 2 or not np.all(np.diff(e) > 0):
+        raise ValueError("edges must be 1-D, at least 2 values, strictly increasing")
+    count, _ = np.histogram(L, bins=e)
+    total, _ = np.histogram(L, bins=e, weights=r)
+    mean = np.full(len(count), np.nan)
+    nonempty = count > 0
+    mean[nonempty] = total[nonempty] / count[nonempty]
+    return mean, count.astype(np.int64)
+    ### END SOLUTION
+
+
+# %% [tests] id=test_length_by_bucket points=2
+_mean, _count = length_by_bucket(
+    np.array([1, 3, 4, 7, 8, 8]), np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.5]), np.array([0, 4, 8])
+)
+assert type(_mean) is np.ndarray and type(_count) is np.ndarray, "return (np.ndarray, np.ndarray)"
+assert _count.dtype == np.int64, f"count must be int64, got {_count.dtype}"
+np.testing.assert_array_equal(np.array(_count, dtype=np.int64), [2, 4], err_msg=(
+    "edges (0, 4, 8): [0, 4) holds 1, 3; the LAST bucket [4, 8] is closed and holds 4, 7, 8, 8"))  # fmt: skip
+np.testing.assert_allclose(
+    np.array(_mean, dtype=np.float64), [0.5, 0.625], err_msg="mean reward per bucket"
+)
+_mean, _count = length_by_bucket([1, 1, 9], [1.0, 0.0, 1.0], [0, 2, 4, 10])  # [2, 4) is empty
+assert np.isnan(np.array(_mean, dtype=np.float64)[1]) and int(_count[1]) == 0, (
+    "an empty bucket must have mean nan and count 0 (guard the division; no warning)"
+)
+### BEGIN HIDDEN TESTS
+_close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+# inner edges are half-open; outside lengths are dropped
+_hmean, _hcount = length_by_bucket(np.array([1, 3, 4, 7, 8, 8, 12, -1]), np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.5, 9.0, 9.0]),
+                                 np.array([0, 2, 4, 8, 10]))  # fmt: skip
+assert type(_hmean) is np.ndarray and _hmean.dtype == np.float64 and _hmean.shape == (4,)
+_same(np.array(_hcount, dtype=np.int64), [1, 1, 2, 2])
+_close(np.array(_hmean, dtype=np.float64), [1.0, 0.0, 1.0, 0.25])
+# an empty batch: all nan, all zero counts, and no RuntimeWarning
+import warnings as _w
+
+with _w.catch_warnings():
+    _w.simplefilter("error")
+    _hmean, _hcount = length_by_bucket(np.array([]), np.array([]), np.array([0.0, 5.0, 10.0]))
+assert np.all(np.isnan(np.array(_hmean, dtype=np.float64))) and np.array(
+    _hcount, dtype=np.int64
+).tolist() == [0, 0]
+assert _hcount.dtype == np.int64
+# float lengths and a single bucket; the right edge is included
+_hmean, _hcount = length_by_bucket([0.0, 5.5, 10.0], [0.0, 1.0, 1.0], [0, 10])
+_close(np.array(_hmean, dtype=np.float64), [2 / 3])
+assert np.array(_hcount, dtype=np.int64).tolist() == [3]
+# bad edges raise
+for _e in ([0, 5, 5], [3], [4, 2]):
+    try:
+        length_by_bucket([1], [1.0], _e)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"edges {_e} must raise ValueError")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Demo.** A toy batch with a budget of 64 tokens: long responses are right more often, until they
+# hit the limit and score 0. The mean length says nothing about this; the buckets and the stop rates
+# do. The toy also knows what no checker saw: how many truncated responses would have been correct
+# with a larger budget (printed last).
+
+# %%
+rng = np.random.default_rng(8)
+n_resp, budget = 400, 64
+want = rng.gamma(4.0, 10.0, n_resp).astype(int) + 5  # length each response would need to finish
+lengths = np.minimum(want, budget)
+stops = ["length" if w > budget else "eos" for w in want]
+# chance of a correct answer if allowed to finish: rises with length; 0.6 for those beyond the budget
+would_be_right = rng.random(n_resp) < np.where(want > budget, 0.6, np.clip(0.2 + want / 80, 0, 0.9))
+parse = np.array([s == "eos" for s in stops]) & (rng.random(n_resp) > 0.05)
+rewards = np.where((np.array(stops) == "eos") & parse & would_be_right, 1.0, 0.0)
+edges = [0, 16, 32, 48, 64]
+mean_r, cnt = length_by_bucket(lengths, rewards, edges)
+print("stop rates:", {k: round(v, 3) for k, v in stop_rates(stops, parse).items()})
+for lo, hi, m, c in zip(edges[:-1], edges[1:], mean_r, cnt, strict=True):
+    print(
+        f"  length [{lo:2d}, {hi:2d}{']' if hi == edges[-1] else ')'}: n = {c:3d}, mean reward {m:.3f}"
+    )
+trunc = np.array(stops) == "length"
+print(
+    f"truncated responses that a larger budget would have made correct: {would_be_right[trunc].mean():.2f}"
+)
+
+# %% [markdown]
+# ## 9.4.4 Elicitation or discovery?
+#
+# After RL, pass@1 went up. Two explanations fit that fact:
+# - **elicitation**: the policy moved probability onto successful trajectories the base model could
+#   already produce under a realistic budget;
+# - **discovery**: training made strategies practically reachable that the base model essentially never
+#   produced under that budget.
+#
+# "Support" needs care: a softmax gives almost every sequence a nonzero probability, so "in the base
+# model's support" is true of nearly everything and says nothing. The operational object is the
+# **effective support**: what a fixed decoding protocol (temperature, top-p, maximum length) finds
+# within a fixed number of samples $n$. A prompt with success probability $p$ is found with
+# probability $1-(1-p)^n$: $p=10^{-3}$ is found 23% of the time with $n=256$ and almost never with
+# $n=8$.
+#
+# **The matched-budget protocol.** (1) plot base and RL pass@k curves under *identical* decoding and the
+# same $n$; (2) compare strategy clusters, not only final answers; (3) use fresh tasks and check for
+# contamination; (4) repeat over seeds; (5) keep RL's effect apart from later SFT or distillation.
+#
+# A synthetic illustration: 300 prompts with known success rates for a base model and two kinds of
+# trained model. Each model gets the same $n=256$ samples per prompt; pass@k comes from **your**
+# `pass_at_k` on the observed counts, next to the exact $1-(1-p)^k$.
+
+# %%
+rng = np.random.default_rng(7)
+P, n_eval = 300, 256
+reachable = rng.random(P) < 0.7
+p_base = np.where(reachable, rng.beta(0.5, 2.0, P), 0.0)
+
+
+def sharpen(p, shift=2.5):
+    """Raise the log-odds of p by ``shift`` (p = 0 stays 0)."""
+    out = np.zeros_like(p)
+    pos = p > 0
+    out[pos] = 1 / (1 + np.exp(-(np.log(p[pos]) - np.log1p(-p[pos]) + shift)))
+    return out
+
+
+p_elicit = sharpen(p_base)
+p_elicit[(p_base < 0.05) & (rng.random(P) < 0.6)] = 0.0  # rare successes lost: coverage narrows
+p_discover = sharpen(p_base)
+p_discover[~reachable & (rng.random(P) < 0.25)] = (
+    0.2  # some base-unreachable prompts become solvable
+)
+models = {"base": p_base, "RL: elicitation": p_elicit, "RL: discovery": p_discover}
+ks = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256])
+
+fig, ax = plt.subplots(figsize=(6.5, 3.5))
+for (name, p), color in zip(models.items(), ["k", "C3", "C2"], strict=True):
+    c_obs = rng.binomial(n_eval, p)  # the counts an evaluation would observe
+    est = [pass_at_k(np.full(P, n_eval), c_obs, int(k)).mean() for k in ks]
+    exact = [np.mean(1 - (1 - p) ** k) for k in ks]
+    ax.plot(ks, est, "o-", color=color, label=f"{name} (estimated, n = {n_eval})")
+    ax.plot(ks, exact, ":", color=color)
+    print(
+        f"{name:>16}: pass@1 {est[0]:.3f}  pass@256 {est[-1]:.3f}  coverage {np.mean(c_obs > 0):.3f}"
+    )
+ax.set(xscale="log", xlabel="k", ylabel="mean pass@k over prompts",
+       title="Matched budget: same decoding, same n (dotted: exact)")  # fmt: skip
+ax.set_xticks(ks, [str(k) for k in ks])
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The elicitation model wins at small $k$ and **crosses below** the base model at large $k$: it solves
+# fewer distinct prompts (coverage) and each solved prompt more reliably. The discovery model stays
+# above at every $k$ because it reaches prompts the base model never solved within 256 samples. Two
+# cautions apply to real curves. The crossing depends on the budget: a base prompt with
+# $p = 10^{-4}$ is outside the effective support at $n = 256$ and inside it at $n = 10^5$, so "new"
+# is always "new at this budget". And pass@k counts answers, not methods: a correct final answer
+# reached by a lucky guess counts the same as one reached by a method, which is why step (2) of the
+# protocol inspects the trajectories.
+#
+# **What the 2025 study says.** *Does Reinforcement Learning Really Incentivize Reasoning Capacity in
+# LLMs Beyond the Base Model?* (Yue et al., 2025) compares base and RLVR-trained models across several
+# model families, RL algorithms and math, code and visual-reasoning benchmarks. The RL models win at
+# small $k$; the base models catch up and overtake at large $k$ (up to 256 and beyond); coverage and
+# perplexity analyses suggest that the RL models' successful reasoning paths were already in the base
+# models' sampling distribution; distillation from a stronger teacher, by contrast, did add new
+# patterns. **Status:** an empirical finding about the models, tasks, RL recipes and budgets the
+# authors examined. It is an important counterweight to "RL creates reasoning" claims, not a theorem
+# about every scale, domain or training length; more sampling, longer training or other recipes can
+# change the picture, and the conclusion should be re-tested, not quoted.
+#
+# Module 10 ("Search, verification, and test-time compute") treats Best-of-N and search in full.
+#
+# ## 9.4.5 A minimum dashboard
+#
+# A group-based RLVR run needs several independent axes, because each failure is invisible on some of
+# them:
+#
+# | group | axes |
+# |---|---|
+# | data & verification | each reward component separately; parse errors, timeouts, exceptions; informative-group rate; reward by source and difficulty |
+# | policy & optimisation | mean and position-wise entropy; KL to the declared reference (when computed); ratio distribution; low and high clip fractions separately; rollout age and reuse count |
+# | responses & quality | held-out pass@1 and several pass@k; mean, median and tail length; EOS, truncation and parse-failure rates; string and strategy diversity; control tasks outside the training domain |
+# | system | generated tokens per informative prompt; generation and optimisation time; peak memory; stale or reused rollout fraction |
+#
+# **Stopping criteria are written before the run**, otherwise every curve can be explained after the
+# fact. Examples: held-out quality stops improving while the proxy reward keeps rising; pass@k at the
+# largest logged $k$ drops sharply; the checker-error or parse-failure rate grows.
+#
+# ### A real run: the CPU lab's smoke profile
+#
+# `course/data/gru_lab_smoke.json` is the history of one run of the course's CPU lab (lesson 9.5
+# runs it with your own functions): a small GRU policy answering two-digit additions in the format
+# `T,O;S<eos>`, a verifier with three components, groups of $G = 6$ sampled by a frozen old policy,
+# 4 clipped update epochs per batch, no KL term, a small pool of 24 training prompts and 48 held-out
+# ones. The profile is deliberately aggressive. This is a course-generated result, not a benchmark.
+#
+# The file holds **aggregates**, not raw responses: per RL step the batch means (`reward`,
+# `accuracy`, `entropy`, `clip_low`, `informative_rate`, ...), and per evaluation point (every 10
+# steps, 16 fresh samples per prompt) pass@4, coverage, concentration and greedy accuracy. Its numbers
+# were computed by the instructor's reference versions of the functions you wrote above (the same
+# definitions; the passport lists the callables), so here we read them directly.
+
+# %%
+ROOT = Path(helpers.__file__).resolve().parent.parent  # the repository, wherever this copy runs
+LAB_JSON = ROOT / "course" / "data" / "gru_lab_smoke.json"
+if not LAB_JSON.exists():
+    raise FileNotFoundError(
+        f"{LAB_JSON} is missing; regenerate it with: python course/make_lab_history.py"
+    )
+record = json.loads(LAB_JSON.read_text())
+hist, passport = record["history"], record["passport"]
+cfg = passport["config"]
+print({k: cfg[k] for k in ("steps", "prompts_per_step", "group_size", "num_iterations", "clip_eps",
+                           "kl_coef", "lr", "temperature", "max_new_tokens", "eval_samples", "pass_k")})  # fmt: skip
+print(
+    "callables:",
+    passport["extra"]["callables"]["entropy_fn"],
+    "|",
+    passport["extra"]["callables"]["pass_at_k_fn"],
+)
+steps_hist = {k: v for k, v in hist.items() if len(v) == len(hist["step"])}
+eval_hist = {k: v for k, v in hist.items() if len(v) == len(hist["eval_step"])}
+eval_hist = {"step": eval_hist.pop("eval_step"), **eval_hist}
+
+# %% [markdown]
+# **The per-step dashboard** (training batches), in the four groups of `helpers.diagnostics.GROUPS`.
+# Keys the groups do not name (the lab's `accuracy`, the verifier components, `kl_ref`, the old-log-prob
+# check) go to a fifth group, "other". (`correct` is left out: it equals `accuracy` here.)
+
+# %%
+plot_dashboard({k: v for k, v in steps_hist.items() if k not in ("correct", "loss_pg", "loss_kl", "time_s")},
+               title="CPU lab, smoke profile: per-step training axes")  # fmt: skip
+
+# %% [markdown]
+# Read it by group. The training reward and accuracy are noisy but drift upward (accuracy about 0.48
+# over the first ten steps, 0.73 over the last ten). The behaviour entropy falls steadily and the
+# informative-group rate falls with it (about 0.76 to 0.30): more and more groups are all-right or
+# all-wrong. KL to the initial policy grows with nothing holding it (`kl_coef = 0`). Both clip
+# fractions are largest in the first steps, with ratio maxima near 10, and one spike (ratio above 20,
+# high-clip fraction 0.04) near step 31: four update epochs per batch at a high learning rate move the
+# policy hard. Format is perfect and truncation is zero throughout; the grammar makes those axes
+# flat, and flat is the correct reading. `old_logp_maxdiff = 0` confirms that the stored behaviour
+# log-probs match a rescoring by the frozen old policy.
+#
+# **The evaluation axes** (fresh generation, the same draws at each point):
+
+# %%
+plot_history(eval_hist, keys=["train_acc", "train_entropy", "train_pass@4", "train_coverage",
+                              "train_concentration", "heldout_acc", "heldout_pass@4", "heldout_greedy_acc",
+                              "heldout_coverage"], title="Evaluation points (16 samples per prompt)")  # fmt: skip
+
+# %%
+for key in ("train_acc", "train_entropy", "train_pass@4", "train_coverage", "train_concentration",
+            "heldout_pass@4", "heldout_greedy_acc"):  # fmt: skip
+    print(f"{key:>20}: {eval_hist[key][0]:.3f} -> {eval_hist[key][-1]:.3f}")
+print("failure pattern (helpers.gru_lab.failure_pattern):", failure_pattern(hist, k=cfg["pass_k"]))
+print("diagnostics.warnings on the per-step history:")
+for line in warnings(steps_hist):
+    print("  -", line)
+
+# %% [markdown]
+# Training accuracy rose from 0.47 to 0.73, and that is the whole good news. Over the same run the
+# behaviour entropy fell by a factor of about six, train pass@4 fell (0.92 to 0.75), successes
+# concentrated on fewer training prompts (coverage 24 to 18), and held-out transfer collapsed
+# (greedy accuracy 0.67 to 0.08, pass@4 0.86 to 0.13). A dashboard with only the reward would have
+# called this run a success. The failure pattern is exactly seed 000's: accuracy up while entropy and
+# pass@k fall, successes concentrate, held-out drops.
+#
+# `diagnostics.warnings` reads only the per-step keys it knows; the held-out collapse lives in the
+# evaluation history, which is why a stopping rule must name its own keys. One written **before** the
+# run, and evaluated at each evaluation point:
+
+
+# %%
+def should_stop(ev, i, k=4, min_gain=0.02, pass_drop=0.15):
+    """Stopping rule fixed before training (demo). True at evaluation point i when held-out pass@k has
+    dropped by more than ``pass_drop`` (relative) from its best so far, or when training accuracy rose by
+    more than ``min_gain`` since the start while held-out greedy accuracy fell."""
+    held = np.asarray(ev[f"heldout_pass@{k}"][: i + 1])
+    dropped = held[-1] < (1 - pass_drop) * held.max()
+    proxy_gap = (ev["train_acc"][i] - ev["train_acc"][0] > min_gain
+                 and ev["heldout_greedy_acc"][i] < ev["heldout_greedy_acc"][0])  # fmt: skip
+    return bool(dropped or proxy_gap)
+
+
+for i, step in enumerate(eval_hist["step"]):
+    if should_stop(eval_hist, i):
+        print(f"the rule fires at evaluation step {step} (of {cfg['steps']})")
+        break
+
+# %% [markdown]
+# The rule fires at the first evaluation after training starts: in this run the held-out collapse is
+# visible by step 10, long before the training accuracy stops rising. The thresholds (15%, 0.02) are
+# choices, and choosing them *before* seeing the curves is what makes the rule a rule.
+#
+# ### Your functions on a live dashboard
+#
+# During a run the raw material is there, and the dashboard computes its axes with the functions you
+# wrote: `Dashboard(metrics=...)` takes functions of a `Rollout`, and scalars such as entropy (which
+# needs logits the `Rollout` does not store) are passed to `record`. A toy run of five steps in which
+# a stand-in policy sharpens on whatever it already prefers:
+
+# %%
+rng = np.random.default_rng(9)
+B, G, T_max, V = 8, 6, 12, 5
+# per-prompt preference over 4 answer "templates"; template 0 is correct, template 3 never stops
+prefs = rng.normal(size=(B, 4))
+prefs[:, 0] += 0.8
+dash = Dashboard({
+    "informative_rate": lambda r: informative_group_rate(r.rewards, r.group),
+    "truncation_rate": lambda r: stop_rates(r.stop_reason, r.rewards >= 0)["truncation"],
+    "clip_high": lambda r: clip_fractions(r.ratios, r.rewards - r.rewards.mean(), r.completion_mask)["high"],
+})  # fmt: skip
+for step in range(5):
+    sharp = 1.0 + 1.5 * step  # the stand-in policy sharpens every step
+    probs = np.exp(sharp * prefs)
+    probs /= probs.sum(axis=1, keepdims=True)
+    tmpl = np.array([rng.choice(4, size=G, p=probs[b]) for b in range(B)]).reshape(-1)  # (N,)
+    lengths_ = np.array([6, 7, 9, T_max])[tmpl]  # template 3 rambles into the limit
+    mask_ = (np.arange(T_max)[None, :] < lengths_[:, None]).astype(float)  # (N, T)
+    logits_ = rng.normal(size=(B * G, T_max, V)) * (0.5 + sharp)  # sharper logits, lower entropy
+    rollout = Rollout(rewards=(tmpl == 0).astype(float), group=np.repeat(np.arange(B), G), lengths=lengths_,
+                      stop_reason=["length" if t == 3 else "eos" for t in tmpl], texts=[f"template {t}" for t in tmpl],
+                      completion_mask=mask_, logprobs=np.zeros_like(mask_),
+                      ratios=np.exp(rng.normal(scale=0.05 * (1 + step), size=mask_.shape)))  # fmt: skip
+    dash.record(step, rollout, entropy=masked_token_entropy(logits_, mask_))
+plot_dashboard(dash, title="Toy run recorded with your functions")
+
+# %%
+print(
+    {
+        k: round(v["last"], 3)
+        for k, v in summarize(dash.history).items()
+        if k in ("entropy", "diversity", "informative_rate")
+    }
+)
+for line in dash.warnings():
+    print("-", line)
+
+# %% [markdown]
+# Every axis here except `diversity`, the lengths and `gen_tokens` came from your graded functions. The
+# toy policy only sharpens what it already prefers, and the dashboard shows it: entropy and
+# informative-group rate fall, groups repeat one template, and on the prompts that prefer the rambling
+# template truncation rises, whatever the reward does.
+
+# %% [markdown]
+# ## Assessment
+# Five self-checks (not graded; the explanation appears after your first attempt), then two written
+# answers graded by hand.
+
+# %%
+selfcheck.choice(
+    "A TRL 1.16 run samples with temperature 0.8 and top_p = 0.9 and logs entropy = 0.6. Which distribution's "
+    "entropy is that?",
+    ["The base softmax of the model's raw logits",
+     "softmax(logits / 0.8) over the full vocabulary: the temperature is applied, top-p is not",
+     "The exact behaviour distribution after temperature and top-p",
+     "The mean surprisal of the sampled tokens"],
+    1,
+    "TRL computes log-probs and entropy from logits divided by the temperature, over the whole vocabulary. "
+    "Top-p shapes the sampler only, so the real behaviour distribution is narrower than the logged one.",
+)  # fmt: skip
+
+# %%
+selfcheck.numeric(
+    "8 samples for one prompt, 2 of them correct. What is the unbiased pass@4 estimate (3 decimals)?",
+    1 - math.comb(6, 4) / math.comb(8, 4),
+    "1 - C(6,4)/C(8,4) = 1 - 15/70 = 0.786. As a product: 1 - (6/8)(5/7)(4/6)(3/5) = 1 - 0.214. The plug-in "
+    "1 - (1 - 2/8)^4 = 0.684 is lower: it is biased downwards.",
+    tol=2e-3,
+)  # fmt: skip
+
+# %%
+selfcheck.choice(
+    "Over a run, training accuracy rises from 0.50 to 0.55 while the informative-group rate falls from 0.90 to "
+    "0.40 (G = 8, binary rewards). What is the most likely reading?",
+    ["Normal progress: higher accuracy always means fewer informative groups",
+     "Prompts are splitting into always-solved and never-solved ones: success is concentrating",
+     "The verifier became stricter",
+     "The learning rate is too small"],
+    1,
+    "At accuracy near 0.5 spread evenly, almost every group of 8 is informative (1 - 2*0.5^8 = 0.99). A rate of "
+    "0.40 at the same accuracy needs many prompts near p = 0 or p = 1: the policy is concentrating. Check "
+    "coverage, per-prompt success and pass@k.",
+)  # fmt: skip
+
+# %%
+selfcheck.choice(
+    "A run masks truncated responses out of the loss. Mean length rises steadily and the truncation rate goes "
+    "from 2% to 30% on the hardest prompts, while accuracy on the rest is flat. What is the best first action?",
+    ["Nothing: masked responses cannot affect training",
+     "Raise max_new_tokens until truncation disappears",
+     "Read truncated samples and the reward by length bucket: the mask removes the only negative feedback for "
+     "not stopping, so the policy may be learning to ramble on hard prompts; consider a soft penalty or a "
+     "separate label",
+     "Add an entropy bonus"],
+    2,
+    "Masking removes negative feedback for truncated responses. On hard prompts, pushing wrong answers down "
+    "frees probability that flows to the unpenalised outcome: not stopping. A bigger budget only moves the "
+    "limit; first look at what the truncated responses contain.",
+)  # fmt: skip
+
+# %%
+selfcheck.numeric(
+    "Under a fixed decoding protocol the base model solves a prompt with probability p = 0.002 per sample. "
+    "With a budget of n = 256 samples, what is the chance of seeing at least one success (3 decimals)?",
+    1 - 0.998**256,
+    "1 - 0.998^256 = 1 - e^(256 ln 0.998) = 0.401. The prompt is neither clearly inside nor outside the "
+    "effective support at this budget: with n = 8 the chance is 0.016, with n = 2048 it is 0.983. Claims "
+    "of 'new' abilities are always relative to the budget.",
+    tol=2e-3,
+)  # fmt: skip
+
+# %% [markdown]
+# ### Written answers
+#
+# Answer in the cells below each question, in a few sentences or a short list.
+
+# %% [markdown]
+# **W1 (3 points).** You are about to start a GRPO run on math problems with a rule-based verifier
+# (G = 8, 2 000 steps, held-out set of 500 problems evaluated every 100 steps with 16 samples each).
+# Write the stopping criteria you would fix before starting: at least three rules, each with the
+# quantity, the threshold or comparison, and why it indicates that continuing is harmful or useless.
+# Say which quantity you would deliberately **not** use as a stopping signal, and why.
+
+# %% [written] id=q_stopping_criteria points=3
+# **Model answer.**
+# 1. *Proxy gap:* stop when the training reward has risen by more than a set amount over the last
+#    three evaluations while held-out pass@1 has not improved by more than its noise (e.g. two standard
+#    errors with 500 problems x 16 samples): the policy is fitting the proxy or the training prompts.
+# 2. *pass@k decline:* stop when held-out pass@16 (the largest $k$ the 16 samples allow) falls more than
+#    e.g. 10% (relative) below its best: coverage is shrinking, the policy is narrowing.
+# 3. *Checker health:* stop and inspect when the parse-failure or verifier-error rate doubles relative to
+#    the start or exceeds e.g. 2%: rewards are being assigned by a failing checker, so the reward curve
+#    is no longer about correctness.
+# 4. (optional) *Truncation:* truncation rate above e.g. 10% for two evaluations under a masked or
+#    zero-reward contract; or informative-group rate below e.g. 0.2 (almost no signal per sample).
+# Not a stopping signal: token entropy by itself. It has no transferable healthy value, it falls in
+# healthy runs that found a stable method, and it rises under higher temperature without any learning;
+# it is a prompt to look at diversity and pass@k, not a threshold. (Training loss is another bad choice:
+# with group-relative advantages its level carries little meaning.)
+#
+# **Rubric (3 points).** 1 pt: at least three rules, each naming a quantity and a concrete threshold or
+# comparison fixed in advance. 1 pt: the rules cover at least two different groups of the dashboard,
+# including one independent quality measure on held-out data (not only training reward). 1 pt: names a
+# quantity not to stop on (entropy, loss, raw mean length) with a correct reason.
+
+# %% [markdown]
+# **W2 (3 points).** A paper shows that after RL, pass@1 on a benchmark went from 0.31 to 0.52, while at
+# $k = 256$ the base model scores 0.88 and the RL model 0.79. A colleague concludes: "RL made the model
+# worse at reasoning." Another says: "RL taught the model new reasoning." Explain what the two curves
+# do and do not show, and list the extra evidence you would need before accepting either conclusion.
+
+# %% [written] id=q_pass_at_k_crossing points=3
+# **Model answer.** The curves show a redistribution of probability: the RL model concentrates on
+# successes it finds often (higher pass@1), and under the same decoding and a budget of 256 samples
+# it solves fewer distinct problems than the base model (lower coverage at large $k$). That fits
+# *elicitation* of behaviour the base model could already reach, plus some loss of rare successes. It
+# does not show "worse reasoning": for a user who samples once or a few times, the RL model is much
+# better; it shows narrower effective support at this budget. It does not show "new reasoning" either:
+# nothing indicates problems the base model could not solve within the budget.
+# Needed evidence: the two curves computed under identical decoding (temperature, top-p, max length,
+# prompt format) and with the unbiased estimator and enough samples; the per-problem sets (which
+# problems each model solves at $k = 256$, and whether the RL model solves any the base never does);
+# strategy clusters or trajectories, not only final answers (a correct answer by guessing differs from
+# one by a method); fresh or decontaminated problems; several seeds; and confirmation that no SFT or
+# distillation stage is mixed into "RL". Status: the 2025 study (Yue et al.) found this pattern across
+# the models and tasks it examined; it is evidence about those settings, not a law.
+#
+# **Rubric (3 points).** 1 pt: reads the crossing as higher sampling efficiency with narrower coverage at
+# this budget (elicitation-consistent), rejecting both blanket conclusions. 1 pt: requires matched decoding
+# and budget (and the unbiased estimator or enough samples). 1 pt: at least two further checks among:
+# per-problem coverage sets, strategy/trajectory analysis, contamination control, seeds, separating RL
+# from SFT/distillation.
+
+# %% [markdown]
+# ## Summary
+# - "Entropy" needs a distribution: base softmax, tempered, truncated, grammar-masked. Log the behaviour
+#   distribution's, as a pooled mean over active tokens, and know what your library logs (TRL 1.16: tempered,
+#   full vocabulary).
+# - Token entropy, response diversity, strategy diversity and pass@k are different quantities; pass@k is
+#   estimated with $1-\binom{n-c}{k}/\binom{n}{k}$, computed as a product.
+# - Collapse shows as falling entropy and informative-group rate, growing high-clip fraction, pass@1 up
+#   with pass@k flat or down. Every intervention has a price.
+# - Truncated is not wrong. Log stop reasons, parse failures over EOS-terminated responses and reward by
+#   length bucket, and record a truncation contract.
+# - "Elicitation or discovery" is a question about effective support at a stated budget; answer it with
+#   matched-budget pass@k curves plus trajectories, not with pass@1.
+# - A dashboard has four groups, and the stopping criteria are written before the run.
