@@ -1,0 +1,361 @@
+"""Level B (``helpers.level_b``): real TRL GRPOTrainer steps with LoRA on BaseLM, on a CPU.
+
+- Configuration: every objective-shaping GRPOConfig field is passed explicitly, TRL keeps the
+  value, and every GRPOConfig field that TRL's loss and rollout code read is either set here or
+  declared not applicable with a reason (so a new TRL knob fails this test until it is decided).
+- Data and reward: the dataset's columns reach the reward function; the verifier scores chat and
+  plain completions alike.
+- Training (slow): a few real GRPOTrainer steps on BaseLM's tiny profile (built in seconds). The
+  untrained tiny model never earns the verifier's reward, so these runs use a shaped stand-in
+  reward (the share of digits in a completion) to get informative groups; the verifier path is
+  covered by the CLI smoke run. LoRA weights move, base weights do not; TRL's logged metrics reach
+  the course dashboard unchanged; TRL's advantages follow the convention lesson 9.2 states
+  (n - 1 std, eps 1e-4) and, without scaling, equal lesson 9.3's ``dr_grpo_advantages``.
+- Colab cell: its pins are inside requirements.txt's ranges and equal the installed versions, its
+  Python part runs, and (slow, needs PyPI) pip resolves the pins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import level_b as lb
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def tiny_baselm(tmp_path_factory) -> Path:
+    """BaseLM's tiny profile (seconds to build), shared by the level-B tests of this session."""
+    from helpers import baselm
+
+    out = tmp_path_factory.getbasetemp() / "baselm_tiny"
+    baselm.build(seed=0, out_dir=out, profile="tiny", quiet=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration
+
+
+def test_default_profiles():
+    cpu = lb.default_config(None, smoke=True, device="cpu")
+    assert cpu.model_id is None and cpu.precision == "fp32" and cpu.device == "cpu"
+    assert cpu.global_batch % cpu.num_generations == 0 and cpu.max_steps <= 3
+    t4 = lb.default_config(lb.QWEN_ID, smoke=True, device="cuda")
+    assert t4.precision == "fp16", "a T4 has no bf16: the T4 profile must use fp16"
+    assert t4.conversational and t4.enable_thinking is False
+    assert t4.global_batch % t4.num_generations == 0
+    assert lb.default_config(lb.QWEN_ID, device="cpu").precision == "fp32"
+    assert lb.default_config(lb.QWEN_ID, smoke=False, device="cuda").max_steps > t4.max_steps
+
+
+@pytest.mark.parametrize("model_id", [None, lb.QWEN_ID])
+def test_every_objective_field_is_explicit_and_kept(model_id):
+    from trl import GRPOConfig
+
+    fields = {f.name: f for f in dataclasses.fields(GRPOConfig)}
+    unknown = [k for k in lb.OBJECTIVE_FIELDS if k not in fields]
+    assert not unknown, f"not GRPOConfig fields in TRL {__import__('trl').__version__}: {unknown}"
+    cfg = lb.default_config(model_id, smoke=True, device="cpu")
+    kw = lb.grpo_kwargs(cfg)
+    missing = [k for k in lb.OBJECTIVE_FIELDS if k not in kw]
+    assert not missing, f"left to TRL's defaults: {missing}"
+    args = lb.grpo_config(cfg)
+    changed = {
+        k: (kw[k], getattr(args, k)) for k in lb.OBJECTIVE_FIELDS if getattr(args, k) != kw[k]
+    }
+    assert not changed, f"TRL changed explicit values (given, held): {changed}"
+
+    # The explicit values that differ from this TRL's dataclass defaults (informative, and a guard
+    # that the comparison is real): TRL's loss_type default is dapo, ours is explicit either way.
+    def default(name):
+        f = fields[name]
+        return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+
+    differ = {k for k in lb.OBJECTIVE_FIELDS if default(k) != kw[k]}
+    assert {"beta", "epsilon_high", "mask_truncated_completions", "max_steps"} & differ
+
+
+def test_every_field_trl_reads_is_decided():
+    """Each GRPOConfig field read by TRL's loss or rollout code is set here or declared
+    not applicable (with a reason). A field new in a later TRL fails here until decided."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    fields = {f.name for f in dataclasses.fields(GRPOConfig)}
+    read = set()
+    for fn in (GRPOTrainer._compute_loss, GRPOTrainer._generate_and_score_completions):
+        src = inspect.getsource(fn)
+        read |= set(re.findall(r"self\.args\.(\w+)", src)) | set(re.findall(r"self\.(\w+)", src))
+    undecided = sorted((read & fields) - set(lb.OBJECTIVE_FIELDS) - set(lb.NOT_APPLICABLE))
+    assert not undecided, f"GRPOConfig fields TRL reads that level B does not decide: {undecided}"
+    assert "loss_type" in read and "epsilon_high" in read  # the scan sees the source
+
+
+def test_lora_config_matches_cfg():
+    cfg = lb.default_config(None, device="cpu")
+    lc = lb.lora_config(cfg)
+    assert (lc.r, lc.lora_alpha, lc.lora_dropout) == (cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
+    assert set(lc.target_modules) == set(cfg.lora_target_modules) and lc.bias == "none"
+
+
+def test_passport_holds_objective_args_and_versions():
+    cfg = lb.default_config(None, device="cpu")
+    p = lb.passport(cfg)
+    held = p["extra"]["grpo_config"]
+    assert set(lb.OBJECTIVE_FIELDS) <= set(held)
+    assert held["loss_type"] == cfg.loss_type and held["beta"] == cfg.beta
+    assert held["scale_rewards"] == cfg.scale_rewards
+    for lib in ("torch", "transformers", "peft", "trl", "datasets", "accelerate"):
+        assert p["versions"][lib], lib
+    assert p["config"]["lora_target_modules"] == cfg.lora_target_modules
+    assert p["verifier"]["name"] == cfg.verifier and p["config_hash"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Data and reward
+
+
+def test_dataset_columns_and_split():
+    ds = lb.make_dataset("arithmetic_choice", 6, "train", seed=3)
+    assert ds.column_names == ["prompt", "answer", "family", "split", "meta"]
+    assert all(p.startswith("Q: ") for p in ds["prompt"])
+    assert ds["prompt"] == lb.make_dataset("arithmetic_choice", 6, "train", seed=3)["prompt"]
+    meta = json.loads(ds["meta"][0])
+    assert meta["split"] == "train" and len(meta["options"]) == 2
+    chat = lb.make_dataset("arithmetic", 3, "heldout", conversational=True)
+    assert chat["prompt"][0][0]["role"] == "user" and chat["split"] == ["heldout"] * 3
+
+
+def test_reward_function_scores_plain_and_chat_completions():
+    from helpers.verifiers import NUMERIC, verify_arithmetic
+
+    ds = lb.make_dataset("arithmetic_choice", 2, seed=0)
+    f = lb.reward_function(verify_arithmetic)
+    ans = ds["answer"]
+    logged = {}
+    r = f(
+        prompts=ds["prompt"],
+        completions=[f" {ans[0]}", " no idea"],
+        answer=ans,
+        family=ds["family"],
+        meta=ds["meta"],
+        log_metric=lambda k, v: logged.__setitem__(k, v),
+    )
+    assert r == [1.0, 0.0] and logged == {"verifier/correct": 0.5, "verifier/no_answer": 0.5}
+    chat = lb.make_dataset("arithmetic", 2, conversational=True)
+    g = lb.reward_function(NUMERIC)
+    comps = [[{"role": "assistant", "content": f"so \\boxed{{{a}}}"}] for a in chat["answer"]]
+    assert g(chat["prompt"], comps, chat["answer"], chat["family"], chat["meta"]) == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------------------------------------
+# The dashboard from TRL's log history
+
+
+def test_history_to_dashboard_maps_and_gaps():
+    log = [
+        {"step": 1, "reward": 0.5, "reward_std": 0.4, "frac_reward_zero_std": 0.25,
+         "entropy": 1.2, "clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": 0.1,
+         "completions/mean_length": 7.0, "completions/clipped_ratio": 0.5, "loss": 0.01,
+         "verifier/no_answer": 0.25, "verifier/parse_error": 0.125},
+        {"step": 2, "loss": 0.02, "entropy": 1.1, "clip_ratio/low_mean": 0.05,
+         "clip_ratio/high_mean": 0.0},
+        {"step": 2, "train_runtime": 1.0, "train_loss": 0.015},
+    ]  # fmt: skip
+    h = lb.history_to_dashboard(log).history
+    assert h["step"] == [1.0, 2.0]
+    assert h["informative_rate"][0] == 0.75 and math.isnan(h["informative_rate"][1])
+    assert h["clip_low"] == [0.0, 0.05] and h["clip_high"] == [0.1, 0.0]
+    assert h["truncation_rate"][0] == 0.5 and h["len_mean"][0] == 7.0
+    assert h["parse_fail_rate"][0] == 0.375
+    assert "kl" not in h, "beta = 0: TRL logs no kl, the dashboard must not invent one"
+
+
+# ---------------------------------------------------------------------------------------------
+# Real training steps (slow)
+
+
+def digit_share(completions, **kwargs) -> list[float]:
+    """Test stand-in reward: the share of digits in a completion (varies within a group even for
+    an untrained model, so the advantages and the LoRA gradient are not zero)."""
+    texts = [c if isinstance(c, str) else str(c) for c in completions]
+    return [sum(ch.isdigit() for ch in t) / max(1, len(t)) for t in texts]
+
+
+def _cfg(tiny_baselm, tmp_path, **changes):
+    cfg = lb.default_config(str(tiny_baselm), smoke=True, device="cpu")
+    cfg.output_dir = str(tmp_path / "trl")
+    cfg.mask_truncated_completions = False  # the tiny model never stops: keep its completions
+    cfg.temperature = 1.5  # more spread in the untrained model's samples
+    return dataclasses.replace(cfg, **changes)
+
+
+@pytest.mark.slow
+def test_trl_steps_move_lora_only_and_fill_the_dashboard(tiny_baselm, tmp_path):
+    torch.set_num_threads(1)
+    cfg = _cfg(tiny_baselm, tmp_path, max_steps=3, beta=0.04, num_iterations=2)
+    res = lb.run(cfg, reward_funcs=[digit_share])
+    w = res["weights"]
+    assert w["base_before"] == w["base_after"], "a base weight changed: only LoRA may train"
+    assert w["lora_tensors"] == 4 and w["lora_changed"] >= 2, w  # B matrices at least
+    trainer = res["trainer"]
+    assert all(("lora_" in n) == p.requires_grad for n, p in trainer.model.named_parameters())
+
+    log = [r for r in res["log_history"] if "train_runtime" not in r]
+    hist = res["history"]
+    assert len(log) == cfg.max_steps == len(hist["step"])
+    for course, trl_key in (("reward", "reward"), ("reward_std", "reward_std"),
+                            ("entropy", "entropy"), ("kl", "kl"),
+                            ("clip_low", "clip_ratio/low_mean"),
+                            ("clip_high", "clip_ratio/high_mean"),
+                            ("len_mean", "completions/mean_length"),
+                            ("truncation_rate", "completions/clipped_ratio")):  # fmt: skip
+        assert course in hist, f"{course} missing from the dashboard ({trl_key})"
+        trl_vals = [r.get(trl_key, math.nan) for r in log]
+        np.testing.assert_array_equal(hist[course], np.array(trl_vals, dtype=float))
+    inf = np.array(hist["informative_rate"])
+    zero_std = np.array([r.get("frac_reward_zero_std", math.nan) for r in log], dtype=float)
+    np.testing.assert_allclose(inf, 1 - zero_std)
+    assert np.nanmax(inf) > 0, "no informative group: the run had no signal"
+    assert hist["kl"][0] >= 0 and all(e > 0 for e in hist["entropy"])
+    # num_iterations = 2: steps 1, 3 sample; step 2 reuses step 1's rollout (no reward logged)
+    assert not math.isnan(hist["reward"][0]) and math.isnan(hist["reward"][1])
+    assert res["passport"]["extra"]["grpo_config"]["num_iterations"] == 2
+
+    # TRL's advantages: (r - group mean) / (std with G - 1 + 1e-4), float32.
+    F = _course_functions()
+    G = cfg.num_generations
+    rewards = np.array(trainer._logs["rewards"]["digit_share"], dtype=np.float64).reshape(-1, G)
+    adv = np.array(trainer._logs["advantages"], dtype=np.float64).reshape(-1, G)
+    centred = rewards - rewards.mean(1, keepdims=True)
+    np.testing.assert_allclose(adv, centred / (rewards.std(1, ddof=1, keepdims=True) + 1e-4),
+                               atol=1e-5)  # fmt: skip
+    # Lesson 9.2's group_advantages (population std, eps 1e-6) differ by sqrt((G - 1) / G)
+    # when eps is negligible against the std: the factor its docstring states.
+    ok = rewards.std(1) > 0.05
+    np.testing.assert_allclose(
+        adv[ok], F["group_advantages"](rewards)[ok] * math.sqrt((G - 1) / G), rtol=2e-3, atol=1e-4
+    )
+
+
+@pytest.mark.slow
+def test_trl_step_dr_grpo_sequence_no_kl(tiny_baselm, tmp_path):
+    """scale_rewards="none" is lesson 9.3's dr_grpo_advantages; beta = 0 logs no KL."""
+    torch.set_num_threads(1)
+    cfg = _cfg(tiny_baselm, tmp_path, max_steps=1, beta=0.0, num_iterations=1,
+               scale_rewards="none", loss_type="dr_grpo", importance_sampling_level="sequence")  # fmt: skip
+    res = lb.run(cfg, reward_funcs=[digit_share])
+    assert "kl" not in res["history"]
+    trainer = res["trainer"]
+    G = cfg.num_generations
+    rewards = np.array(trainer._logs["rewards"]["digit_share"], dtype=np.float64).reshape(-1, G)
+    adv = np.array(trainer._logs["advantages"], dtype=np.float64).reshape(-1, G)
+    np.testing.assert_allclose(adv, _course_functions()["dr_grpo_advantages"](rewards), atol=1e-6)
+    assert res["weights"]["base_before"] == res["weights"]["base_after"]
+
+
+@pytest.mark.slow
+def test_cli_smoke_with_the_verifier(tiny_baselm, tmp_path):
+    """``python -m helpers.level_b --model DIR --smoke``: the entry of course/level_b/gpu_smoke.sh."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "helpers.level_b", "--model", str(tiny_baselm), "--smoke",
+           "--device", "cpu", "--out", str(out)]  # fmt: skip
+    env = {**__import__("os").environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    passport = json.loads((out / "passport.json").read_text())
+    assert passport["extra"]["grpo_config"]["loss_type"] == "dapo"
+    assert passport["extra"]["measured"]["wall_s"] > 0
+    assert json.loads((out / "dashboard.json").read_text())["history"]["reward"]
+
+
+def _course_functions():
+    from test_trl_equivalence import course_functions
+
+    return course_functions()
+
+
+# ---------------------------------------------------------------------------------------------
+# The Colab set-up cell
+
+
+def _requirements() -> dict:
+    from packaging.requirements import Requirement
+
+    reqs = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            r = Requirement(line)
+            reqs[r.name.lower()] = r.specifier
+    return reqs
+
+
+def test_colab_pins_inside_requirements_and_installed():
+    from importlib import metadata
+
+    reqs = _requirements()
+    pins = {}
+    for line in lb.colab_pip_lines():
+        pins.update(dict(re.findall(r'"([A-Za-z0-9_.-]+)==([^"]+)"', line)))
+    assert pins == lb.PINS and "torch" not in pins, "Colab keeps its own CUDA torch"
+    for name, version in pins.items():
+        assert name in reqs, f"{name} is pinned for Colab but not in requirements.txt"
+        assert reqs[name].contains(version), f"{name}=={version} outside requirements {reqs[name]}"
+        assert metadata.version(name) == version, f"{name}: tested with {metadata.version(name)}"
+
+
+def test_colab_cell_python_runs():
+    code = lb.colab_python()
+    compile(code, "colab_setup", "exec")
+    ns: dict = {}
+    exec(code, ns)  # imports, prints the profile's GRPOConfig (on this CPU: fp32)
+    assert ns["cfg"].model_id == lb.QWEN_ID
+
+
+@pytest.mark.slow
+def test_colab_pins_resolve_on_pypi(tmp_path):
+    """pip resolves every pinned version (metadata only; skipped without PyPI)."""
+    pins = [f"{k}=={v}" for k, v in lb.PINS.items()]
+    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed",
+           "--quiet", "--target", str(tmp_path / "t"), *pins]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.skip("PyPI did not answer within 120 s")
+    if proc.returncode and re.search(
+        r"connection|resolve|network|Temporary failure", proc.stderr, re.I
+    ):
+        pytest.skip(f"PyPI not reachable: {proc.stderr.strip()[-200:]}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_readme_holds_the_colab_cell_and_the_files_exist():
+    readme = (ROOT / "course" / "level_b" / "README.md").read_text()
+    assert lb.COLAB_SETUP.rstrip() in readme, "course/level_b/README.md: paste COLAB_SETUP again"
+    for name in ("EQUIVALENCE.md", "T4_ESTIMATE.md", "LEVEL_C.md", "level_c_accelerate.yaml",
+                 "gpu_smoke.sh"):  # fmt: skip
+        assert (ROOT / "course" / "level_b" / name).is_file(), name
+    assert "UNVERIFIED" in (ROOT / "course" / "level_b" / "T4_ESTIMATE.md").read_text()
+    proc = subprocess.run(["bash", "-n", str(ROOT / "course" / "level_b" / "gpu_smoke.sh")])
+    assert proc.returncode == 0
+
+
+def test_level_c_accelerate_yaml_is_a_multi_gpu_config():
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "course" / "level_b" / "level_c_accelerate.yaml").read_text())
+    assert cfg["distributed_type"] == "MULTI_GPU" and cfg["num_processes"] > 1
+    assert cfg["use_cpu"] is False and cfg["mixed_precision"] in ("bf16", "fp16")
