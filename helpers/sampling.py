@@ -22,6 +22,12 @@ How this sampler departs from seed 003's readable, uncached decoding loop:
    stored. ``temperature=0`` is greedy decoding: the behaviour policy is then deterministic and the
    stored log-prob of each chosen token is 0.0 (= log 1).
 
+5. Speed (``bench/bench_sampler.py``, BENCHMARKS.md): each distinct prompt is prefilled once and
+   its KV cache repeated k times; with no left padding no attention mask is passed; positions are
+   counted on rather than recomputed; a fixed ``allowed_tokens`` mask is checked once; the LM
+   head runs on the last prompt column only. None of these changes what is sampled. Use one torch
+   thread for small models on a busy 2-core machine (``torch.set_num_threads(1)``).
+
 The sampler computes no losses and no rescoring: teacher-forced log-probabilities of a completion
 are the lesson's job (and the tests' proof that the stored values are right).
 
@@ -189,7 +195,7 @@ def sample_groups(
         with torch.inference_mode():
             ids, mask, logp, hit_eos = _decode(
                 model, prompt_ids, prompt_mask, pad_id, eos_ids, max_new_tokens,
-                temperature, top_k, top_p, allowed_tokens, generator,
+                temperature, top_k, top_p, allowed_tokens, generator, k,
             )  # fmt: skip
     finally:
         model.train(was_training)
@@ -228,9 +234,16 @@ def sample_groups(
 
 def _decode(
     model, prompt_ids, prompt_mask, pad_id, eos_ids, max_new_tokens,
-    temperature, top_k, top_p, allowed_tokens, generator,
+    temperature, top_k, top_p, allowed_tokens, generator, k=1,
 ):  # fmt: skip
-    """The cached decoding loop. Returns ids, mask, logprobs (N, T) and hit_eos (N,)."""
+    """The cached decoding loop. Returns ids, mask, logprobs (N, T) and hit_eos (N,).
+
+    ``prompt_ids`` holds each prompt k times in a row (N = n * k). Speed choices, none of which
+    changes what is sampled: the prompt is prefilled once per prompt and its KV cache repeated k
+    times (when the cache can do that); with no left padding no attention mask is passed at all
+    (a finished row's later outputs are discarded, so it may keep attending to its own tokens);
+    positions are counted on, not recomputed from the mask.
+    """
     N, P = prompt_ids.shape
     device = prompt_ids.device
     ids = torch.full((N, max_new_tokens), pad_id, dtype=torch.long, device=device)  # (N, Tmax)
@@ -239,42 +252,70 @@ def _decode(
     done = torch.zeros(N, dtype=torch.bool, device=device)  # (N,) row has emitted EOS
     hit_eos = torch.zeros(N, dtype=torch.bool, device=device)  # (N,)
     cache_kw = _cache_kwarg()
-    extra = {"logits_to_keep": 1} if hasattr(model, "generate") else {}  # HF: skip P-1 LM-head rows
+    hf = hasattr(model, "generate")
+    extra = {"logits_to_keep": 1} if hf else {}  # HF: skip the LM head on P-1 prompt columns
+    padded = bool((prompt_mask == 0).any())
+    blocked = None  # a static allowed_tokens mask, once checked: (V,) or (N, V) bool, True = -inf
+    single_eos = eos_ids[0] if eos_ids.numel() == 1 else None
 
-    attn = prompt_mask  # (N, P+t) grows one column per step
+    # prefill: one row per distinct prompt, then repeat its cache k times (HF caches)
+    attn = prompt_mask  # (N, P+t), grows one column per step (only used when padded)
+    pos = positions_from_mask(attn)  # (N, P)
+    rows = slice(None, None, k) if k > 1 and hf else slice(None)
     out = model(
-        input_ids=prompt_ids,
-        attention_mask=attn,
-        position_ids=positions_from_mask(attn),
+        input_ids=prompt_ids[rows],
+        attention_mask=attn[rows] if padded else None,
+        position_ids=pos[rows],
         use_cache=True,
         **extra,
     )
+    cache = _cache_of(out)
+    logits = out.logits[:, -1, :].float()  # (n or N, V)
+    if logits.shape[0] != N:
+        if hasattr(cache, "batch_repeat_interleave"):
+            cache.batch_repeat_interleave(k)
+            logits = logits.repeat_interleave(k, dim=0)  # (N, V)
+        else:  # a cache we cannot repeat: prefill every row
+            out = model(
+                input_ids=prompt_ids, attention_mask=attn if padded else None,
+                position_ids=pos, use_cache=True, **extra,
+            )  # fmt: skip
+            cache, logits = _cache_of(out), out.logits[:, -1, :].float()
+    pos = pos[:, -1:]  # (N, 1) position of the last token fed
     T = 0
     for t in range(max_new_tokens):
-        logits = out.logits[:, -1, :].float()  # (N, V)
         alive = ~done  # (N,)
-        logits = _apply_allowed(logits, allowed_tokens, ids[:, :t], t, alive)
+        if blocked is not None:
+            logits = logits.masked_fill(blocked, float("-inf"))
+        elif allowed_tokens is not None:  # checks the mask; a callable is called every step
+            logits = _apply_allowed(logits, allowed_tokens, ids[:, :t], t, alive)
+            if isinstance(allowed_tokens, Tensor):  # checked: no row is empty, so it is constant
+                blocked = ~allowed_tokens.to(device)
         tok, lp = _draw(logits, temperature, top_k, top_p, generator)  # (N,), (N,)
-        tok = torch.where(alive, tok, pad_id)
+        tok = tok.masked_fill(done, pad_id)
         ids[:, t] = tok
-        logp[:, t] = torch.where(alive, lp, 0.0)
-        mask[:, t] = alive.long()
-        stopped = alive & torch.isin(tok, eos_ids)  # (N,)
+        logp[:, t] = lp.masked_fill(done, 0.0)
+        mask[:, t] = alive
+        stopped = (tok == single_eos) if single_eos is not None else torch.isin(tok, eos_ids)
+        stopped &= alive  # (N,)
         hit_eos |= stopped
         done |= stopped
         T = t + 1
         if T == max_new_tokens or bool(done.all()):
             break
         # feed the new token: real for rows that were alive, a masked pad for rows already done
-        attn = torch.cat([attn, alive.long()[:, None]], dim=1)  # (N, P+t+1)
-        pos = (attn.sum(dim=1, keepdim=True) - 1).clamp(min=0)  # (N, 1)
+        pos = pos + 1  # (N, 1); a finished row's position is irrelevant
+        if padded:
+            attn = torch.cat([attn, alive.long()[:, None]], dim=1)  # (N, P+t+1)
         out = model(
             input_ids=tok[:, None],
-            attention_mask=attn,
+            attention_mask=attn if padded else None,
             position_ids=pos,
             use_cache=True,
-            **{cache_kw: _cache_of(out)},
+            **{cache_kw: cache},
         )
+        cache = _cache_of(out)
+        logits = out.logits[:, -1, :].float()  # (N, V)
     return ids[:, :T], mask[:, :T], logp[:, :T], hit_eos
 
 
@@ -306,9 +347,9 @@ def _draw(logits: Tensor, temperature, top_k, top_p, generator) -> tuple[Tensor,
     """One token per row from (N, V) logits -> (tok (N,), log-prob (N,) under the warped dist)."""
     if temperature == 0:
         return logits.argmax(dim=-1), torch.zeros(logits.shape[0], device=logits.device)
-    logp = warp_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p).log_softmax(
-        dim=-1
-    )
+    if temperature != 1 or top_k is not None or top_p is not None:  # x / 1.0 is x: skip it
+        logits = warp_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+    logp = logits.log_softmax(dim=-1)  # (N, V)
     probs = logp.exp()  # (N, V)
     g_device = generator.device if generator is not None else probs.device
     tok = torch.multinomial(probs.to(g_device), 1, generator=generator).to(probs.device)  # (N, 1)
