@@ -7,6 +7,8 @@ policies     the small GRU policy of the CPU lab and its character tokenizer
 lora         LoRA adapters through peft; trainable-fraction report
 reference    the frozen reference model
 baselm       building BaseLM (tokenizer, corpus, pretraining, artifact checks)
+gru_lab      the CPU lab of lesson 9.5 (GRU policy, constrained grammar, clipped updates)
+level_b      the real-model branch: TRL's GRPOTrainer + peft LoRA (BaseLM on a CPU, Qwen3 on Colab)
 trainer      the simplified-GRPO trainer scaffold (the step itself is passed in)
 diagnostics  the run dashboard's records
 plots        matplotlib figures of a run's history
