@@ -24,12 +24,57 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# A submission that hangs must not stall a class run: every cell gets a hard limit.
+# A submission that hangs must not stall a class run: every cell gets a hard limit. On a timeout the
+# kernel is replaced rather than interrupted (a loop that catches KeyboardInterrupt would otherwise
+# make every later cell wait out the limit too): see GuardedExecute below.
 c.Execute.timeout = 120
-c.Execute.interrupt_on_timeout = True
-c.Execute.allow_errors = True
+c.Execute.interrupt_on_timeout = False
+# (nbgrader always runs with allow_errors=True; it is not a config option.)
 # Restore test cells a student deleted, so their points are still graded (and lost).
 c.OverwriteCells.add_missing_cells = True
 # A correct answer that triggers a library warning must not score 0: stderr lines matching this
 # pattern are dropped before grading (nbgrader fails a test cell on any stderr output).
+# IgnorePattern is off unless enabled (nbgrader 0.9 default: enabled=False).
+c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?s).*(Warning|warn\().*"
+
+
+# Grading safety (course/instructor.py): GuardedExecute replaces Execute (restores numpy/math/builtins
+# before each test cell and fails a cell during which they change; survives a killed kernel or a
+# runaway cell); RedactHiddenTests keeps hidden tests and their expected values out of feedback.
+def _safety_module():
+    import importlib.util
+    import os
+
+    roots = [ROOT] + [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for root in roots:  # a throwaway course (tests) holds only this file: use the repository's
+        path = root / "course" / "instructor.py"
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("course_instructor", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise RuntimeError("course/instructor.py not found: grading safety cannot be loaded")
+
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties,
+    CheckCellMetadata,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+GuardedExecute, RedactHiddenTests = _safety_module()._make_safety_classes()
+c.Autograde.autograde_preprocessors = [
+    GuardedExecute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+c.GenerateFeedback.preprocessors = [GetGrades, RedactHiddenTests, CSSHTMLHeaderPreprocessor]

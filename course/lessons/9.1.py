@@ -28,6 +28,7 @@ from fractions import Fraction
 
 import matplotlib.pyplot as plt
 import numpy as np
+from tqdm.auto import tqdm
 
 from helpers import selfcheck
 from helpers.runtime import GRADING, SMOKE
@@ -510,10 +511,10 @@ for ref, resp in MY_ATTACKS:
 # **Engineering rule.** (1) Run the checker's tests first. (2) Collect rewards *without* updating
 # weights. (3) Read the failures by category. (4) Only then switch learning on. Otherwise the policy
 # explores undocumented parser behaviour instead of the task. Step (2) as a dry run: simulated
-# responses of a few kinds to 300 free-response tasks, counted by category.
+# responses of a few kinds to 3000 free-response tasks, counted by category.
 
 # %%
-dry_tasks = make_tasks("arithmetic", 300, "train", seed=2)
+dry_tasks = make_tasks("arithmetic", 3000, "train", seed=2)
 kinds = [
     lambda t: f"\\boxed{{{t.answer}}}",  # clean and correct
     lambda t: f"It is {t.answer}.",  # correct, no box
@@ -522,7 +523,7 @@ kinds = [
     lambda t: "I am not sure.",
 ]
 counts = {}
-for i, t in enumerate(dry_tasks):
+for i, t in enumerate(tqdm(dry_tasks, desc="dry run (no update)")):
     v = verify_arithmetic.check(t, kinds[i % len(kinds)](t))
     counts[v.category] = counts.get(v.category, 0) + 1
 print("dry run, no update:", counts)
@@ -917,7 +918,9 @@ assert math.isclose(_e, 16.0, rel_tol=1e-12), (
     "Average P_info over prompts; do not use P_info of the mean rate"
 )
 _e = expected_draws(np.array([0.0, 0.0, 1.0]), 5, 8)
-assert _e == math.inf, f"no prompt can ever be informative: expected math.inf, got {_e}"
+assert type(_e) is float and _e == math.inf, (
+    f"no prompt can ever be informative: expected math.inf, got {_e}"
+)
 ### BEGIN HIDDEN TESTS
 # the pooled rate misleads: pool {0, 1} has mean 0.5, P_info(0.5, 8) = 0.992, but no prompt is informative
 _x = expected_draws(np.array([0.0, 1.0]), 10, 8)
@@ -936,7 +939,8 @@ assert math.isclose(_x, 64 / 0.56953278, rel_tol=1e-9), f"expected 112.3727, got
 assert math.isclose(expected_draws([0.1, 0.9], 2.5, 2), 2.5 / 0.18, rel_tol=1e-12), (
     "P_info(0.1, 2) = 0.18"
 )
-assert expected_draws(np.array([0.3, 0.6]), 3, 1) == math.inf, "G = 1 is never informative"
+_x = expected_draws(np.array([0.3, 0.6]), 3, 1)
+assert type(_x) is float and _x == math.inf, "G = 1 is never informative"
 # one informative prompt out of four, B = 1: P_info(0.5, 2) = 0.5, mean = 0.125 -> 8 draws
 assert math.isclose(expected_draws(np.array([0.0, 0.0, 1.0, 0.5]), 1, 2), 8.0, rel_tol=1e-12)
 for _bad in [

@@ -739,7 +739,7 @@ _R = np.array([[-1.0, -1.0, -1.0], [1.0, -1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0,
 _kept, _rej = dynamic_sampling_filter(_R, prompt_ids=["q7", "q3", "q9", "q1"])
 assert [int(i) for i in _kept] == [1, 3]
 assert [int(d["index"]) for d in _rej] == [0, 2]
-assert all(isinstance(d["prompt_id"], str) for d in _rej)
+assert all(type(d["prompt_id"]) is str for d in _rej)
 assert [d["prompt_id"] for d in _rej] == ["q7", "q9"]
 assert [str(d["reason"]) for d in _rej] == ["all_equal", "all_correct"]
 # the stream can be rebuilt: every index exactly once
