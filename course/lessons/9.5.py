@@ -1,0 +1,2190 @@
+# %% [markdown]
+# # 9.5 From formulas to a reproducible run
+#
+# Lessons 9.1-9.4 took the loop apart: the verifier contract, the group advantage, the clipped
+# objective, the normalisation choices and the dashboard. This lesson puts it back together as a
+# **run**: a loop that you start, that writes down what it is before its first update, and that
+# someone else can rerun and compare. You implement the step in torch, train two small policies on
+# your CPU, and audit what they learned.
+#
+# **After this lesson you can**
+# 1. write the data-and-verifier passport and the rollout-and-update passport of a run, and let the
+#    run write them itself, next to its results;
+# 2. say what resource levels A, B and C are for, and why no "recipe" of $G,\epsilon,\beta$,
+#    temperature and learning rate transfers between set-ups;
+# 3. implement group advantages, completion-masked log-probabilities, a KL estimator, the simplified
+#    and the clipped GRPO loss, and one training step, in torch;
+# 4. run the CPU lab (a GRU policy) and show, from its dashboard, a run whose training accuracy rises
+#    while entropy, pass@4 and held-out transfer fall;
+# 5. run the BaseLM lab (LoRA policy, frozen reference): a format smoke test, the arithmetic-choice
+#    run, and a sloppy-verifier audit in which the reward is the only thing that changes;
+# 6. prepare (not run) the level-B branch with a 0.6B model and TRL.
+#
+# **Two labs, two objectives.** The GRU lab uses seed 000's clipped objective (old-policy ratios,
+# several epochs per batch). The BaseLM lab uses seed 003's *simplified* loop: one update per fresh
+# batch, so every ratio is 1 and the update is the group-relative REINFORCE core
+# $-\widehat A_i\log\pi_\theta(o_i)$ plus a KL leash. Both are "GRPO" in the literature; each run's
+# passport says which one it is.
+#
+# **Time** (measured on the course's 2-core CPU, shared with other jobs): the required part takes
+# about 4-5 minutes (GRU lab about 30 s, each BaseLM run 1-2 minutes), the two optional BaseLM
+# experiments another 3-4 minutes. With `COURSE_SMOKE=1` every run is shortened (about 1 minute in
+# all); under the autograder the labs are skipped and only the graded tests run.
+
+# %%
+import gc
+import json
+import math
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from helpers import gru_lab, selfcheck
+from helpers.baselm import baselm_dir, check_artifact, load_baselm
+from helpers.diagnostics import Dashboard
+from helpers.diagnostics import warnings as dashboard_warnings
+from helpers.lora import adapter_state, add_lora, base_state_hash, describe_trainable
+from helpers.passport import config_hash, diff_passports, make_passport, save_passport, tensor_hash
+from helpers.plots import plot_dashboard, plot_history
+from helpers.policies import build_gru_policy
+from helpers.reference import fingerprint, load_reference
+from helpers.runtime import GRADING, SMOKE
+from helpers.sampling import sample_groups
+from helpers.tasks import Task, make_tasks
+from helpers.trainer import GRPOTrainer, TrainerConfig
+from helpers.verifiers import (
+    Verdict,
+    Verifier,
+    last_number,
+    verify_arithmetic,
+    verify_arithmetic_sloppy,
+    verify_format,
+)
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_num_threads(min(2, os.cpu_count() or 1))  # the course's laptop: 2 cores
+
+# Where this lesson's runs write their passports and histories: ./runs next to your notebook.
+# (The instructor's copies in source_notebooks/ and release/ write to a temporary folder instead,
+# so that executing them never adds files to the course tree.)
+RUN_DIR = Path.cwd() / "runs"
+if Path.cwd().parent.name in ("source_notebooks", "release"):
+    RUN_DIR = Path(tempfile.gettempdir()) / "rlvr-9.5-runs"
+RUN_DIR.mkdir(parents=True, exist_ok=True)
+
+BASELM_OK, BASELM_WHY = check_artifact()
+RUN_LABS = not GRADING  # the autograder only runs the graded cells' tests (30 s per lesson)
+print(f"SMOKE={SMOKE}  GRADING={GRADING}  runs are saved in {RUN_DIR}")
+print(f"BaseLM artifact at {baselm_dir()}: {BASELM_WHY}")
+if not BASELM_OK:
+    print(
+        "  -> the BaseLM lab below needs it. Fix: run ./baselm.sh from the repository root "
+        "(./notebook.sh 9.5 does it on first use), then restart this notebook.\n"
+        "     Or set BUILD_BASELM_HERE = True in the next cell to build it from here (a few minutes)."
+    )
+
+
+# %% [locked] id=tiny_lm
+def tiny_lm(seed: int = 0):
+    """A tiny random causal LM (Qwen3 architecture, hidden 32) and a character tokenizer.
+
+    For demos and tests that need a real transformer in milliseconds; it knows nothing.
+    """
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from helpers.policies import CharTokenizer
+
+    tok = CharTokenizer('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ +-=?:.,{}"')
+    cfg = Qwen3Config(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                      head_dim=8, max_position_embeddings=128, pad_token_id=tok.pad_token_id,
+                      eos_token_id=tok.eos_token_id, bos_token_id=None)  # fmt: skip
+    torch.manual_seed(seed)
+    return Qwen3ForCausalLM(cfg).eval(), tok
+
+
+BUILD_BASELM_HERE = False  # set True to build the missing BaseLM artifact from this notebook
+if BUILD_BASELM_HERE and not BASELM_OK and not GRADING:
+    from helpers import baselm
+
+    baselm.build()  # shows a progress bar; writes artifacts/baselm/ and its passport
+    BASELM_OK, BASELM_WHY = check_artifact()
+    print("BaseLM:", BASELM_WHY)
+
+# %% [markdown]
+# ## 9.5.1 Data and verifier passport
+#
+# A run is reproducible only if the *question* it answers is fixed before the first update. The
+# data-and-verifier passport is that question written down. Before any weight moves, record:
+#
+# | field | what it pins down |
+# |---|---|
+# | prompt provenance, split rule | where the prompts come from; how train and evaluation are kept apart |
+# | reference-answer provenance, licence | who computed each answer, and whether you may use it |
+# | verifier version (its own passport) | the exact reward rule: extraction, canonicalisation, tolerances |
+# | false-positive / false-negative rates | measured on a manually reviewed sample, not assumed to be zero |
+# | initial pass-rate distribution | per prompt, before training: how much signal the groups will carry |
+# | answer format and chat template | what the policy sees and is asked to emit |
+# | stopping rules, length and execution limits | EOS, `max_new_tokens`, time/memory limits of the checker |
+# | ambiguous or damaged examples | the rule applied to them, and how many there were |
+#
+# Code tasks add the container image, compiler, dependencies, network policy, time and memory
+# limits, and whether the tests are deterministic; formal mathematics adds the proof kernel version
+# and the allowed axioms; numerical tasks add canonicalisation and tolerances. If the run filters
+# prompts (dynamic sampling, a difficulty curriculum), the passport keeps the **original stream**:
+# accepted *and* rejected prompts, each with its rejection reason. Otherwise a reader cannot tell
+# which distribution the result is about.
+#
+# **A manual review in miniature.** False-positive and false-negative rates are measured, not
+# assumed. Below: ten hand-labelled completions of one arithmetic-choice prompt. The label is the
+# *intended* property ("the completion commits to the correct option"); one completion is ambiguous
+# and is set aside by a stated rule. Both seed-003 verifiers score them.
+
+# %%
+REVIEW_TASK = Task(
+    prompt="Q: 23+58=? Options: 79 or 81. A:",
+    answer="81",
+    family="arithmetic_choice",
+    meta={"a": 23, "b": 58, "options": (79, 81), "split": "review"},
+)
+# (completion, intended label): 1 = commits to the correct option, 0 = does not, None = ambiguous
+REVIEW = [
+    (" 81", 1),
+    (" 79", 0),
+    (" 81.", 1),
+    (" The answer is 81", 1),
+    (" 81 (not 79)", 1),  # commits to 81, then mentions the other option
+    (" 79 or 81", 0),  # echoes both options: no decision
+    (" 810", 0),
+    (" 18", 0),
+    ("", 0),
+    (" eighty-one", None),  # right in words, but the task asks for a number: ambiguous -> set aside
+]
+
+
+def review_rates(verifier, task=REVIEW_TASK, review=REVIEW) -> dict:
+    """False-positive and false-negative rates of ``verifier`` on the labelled review sample.
+
+    FP rate = P(reward 1 | label 0), FN rate = P(reward 0 | label 1); ambiguous items excluded.
+    """
+    rows = [(c, y, verifier(task, c)) for c, y in review if y is not None]
+    neg = [r for _, y, r in rows if y == 0]
+    pos = [r for _, y, r in rows if y == 1]
+    return {
+        "n_reviewed": len(review),
+        "n_ambiguous": sum(y is None for _, y in review),
+        "false_positive_rate": sum(r == 1.0 for r in neg) / len(neg),
+        "false_negative_rate": sum(r == 0.0 for r in pos) / len(pos),
+    }
+
+
+print(f"{'completion':<22}{'label':>6}{'strict':>8}{'sloppy':>8}")
+for c, y in REVIEW:
+    s, l = verify_arithmetic(REVIEW_TASK, c), verify_arithmetic_sloppy(REVIEW_TASK, c)
+    flag = "" if y is None or (s == y and l == y) else "  <- disagrees with the label"
+    print(f"{c!r:<22}{str(y):>6}{s:>8.0f}{l:>8.0f}{flag}")
+for v in (verify_arithmetic, verify_arithmetic_sloppy):
+    print(v.name, review_rates(v))
+
+# %% [markdown]
+# The strict final-answer verifier reads the **last** integer: it accepts `" 79 or 81"` (a false
+# positive: no decision was made) and rejects `" 81 (not 79)"` (a false negative). The sloppy
+# substring verifier accepts anything containing `81`, including `" 810"`. Neither rate is zero, and
+# the two verifiers fail on different completions. These rates belong in the passport, with the size
+# of the sample they were measured on (here 9 items: a demonstration, not an estimate you could
+# rely on).
+#
+# The function below assembles the data-and-verifier passport; every BaseLM run in this lesson
+# calls it and saves the result next to its history.
+
+
+# %%
+def data_passport(
+    family: str, train: list[Task], heldout: list[Task], verifier, seed: int, initial=None
+) -> dict:
+    """The data-and-verifier passport of a run (seed 000, step 9.5.1), as a JSON-able dict."""
+    train_prompts, held_prompts = {t.prompt for t in train}, {t.prompt for t in heldout}
+    return {
+        "prompts": {
+            "generator": f"helpers.tasks.make_tasks({family!r}, n, split, seed={seed})",
+            "split_rule": "operand pair (a, b) is held out iff (7a + 3b) % 5 == 0 (seed-independent)",
+            "n_train": len(train),
+            "n_heldout": len(heldout),
+            "train_hash": config_hash([[t.prompt, t.answer] for t in train]),
+            "heldout_hash": config_hash([[t.prompt, t.answer] for t in heldout]),
+            "train_heldout_overlap": len(train_prompts & held_prompts),
+        },
+        "reference_answers": {
+            "provenance": "computed by the task generator (a + b, or the JSON item); no external data",
+            "licence": "generated by the course code; no third-party data",
+        },
+        "verifier": verifier.passport,
+        "review": review_rates(verifier) if family == "arithmetic_choice" else None,
+        "initial_pass_rate": initial,
+        "answer_format": "plain continuation of the prompt (BaseLM is a base model: no chat template)",
+        "stopping": "<eos>, or max_new_tokens (stop_reason 'length'); truncated completions are scored as written",
+        "ambiguous_examples": "review items that are right in substance but off-format are set aside and counted",
+        "prompt_filtering": "none: every drawn prompt is used; all-equal groups are logged as skips",
+    }
+
+
+_demo = data_passport(
+    "arithmetic_choice",
+    make_tasks("arithmetic_choice", 64, "train", 0),
+    make_tasks("arithmetic_choice", 32, "heldout", 0),
+    verify_arithmetic,
+    seed=0,
+)
+assert _demo["prompts"]["train_heldout_overlap"] == 0, "train and held-out prompts must not overlap"
+print(json.dumps(_demo, indent=1)[:1500], "...")
+
+# %% [markdown]
+# ## 9.5.2 Rollout and update passport
+#
+# The second passport answers: *could someone recompute this step's loss without regenerating the
+# outputs?* A rollout batch must hold, per completion:
+#
+# - prompt identifier and prompt tokens; completion tokens and the **action mask** (which tokens the
+#   policy emitted, EOS included, padding excluded);
+# - log-probabilities under the **actual old (behaviour) policy**, after temperature, top-k/top-p and
+#   any allowed-token mask; the generator's checkpoint/version, decoding parameters and random seed;
+# - reward components (not only their sum), parse result and stop reason; length before and after
+#   truncation; reference log-probs when the loss needs them; group id and the number of completions
+#   per prompt.
+#
+# The **update passport** adds how the loss was built from that batch: reward centring and scaling
+# (std with $n$ or $n-1$, where $\varepsilon$ enters), `loss_type` and its exact denominator, the
+# importance-ratio level (token or sequence), clip ranges, iterations per batch, KL and entropy
+# coefficients (and the KL estimator), global batch size and gradient accumulation.
+#
+# **Generator and trainer can disagree.** Even with one checkpoint, the distribution that sampled a
+# token and the one the trainer rescores can differ (library versions, precision, logit processors,
+# templates). Measure the mismatch; do not assume it is zero. The demo uses the lab's GRU policy and
+# grammar: a rollout record, then a teacher-forced rescoring that reproduces the stored log-probs,
+# and two rescorings that do not (seed 003's temperature pitfall among them).
+
+# %%
+lab_tok = gru_lab.make_tokenizer()
+grammar = gru_lab.Grammar(lab_tok)
+gru, _ = build_gru_policy(lab_tok, d_embed=16, d_hidden=32, seed=0)  # untrained: a diverse sampler
+demo_tasks = [gru_lab.make_task(23, 18), gru_lab.make_task(31, 45)]
+
+
+def rollout_record(tasks, sample, scores, seed) -> dict:
+    """Everything needed to recompute a loss on this batch without regenerating (JSON-able)."""
+    return {
+        "prompt_ids": [t.prompt for t in tasks],
+        "prompt_tokens": sample.prompt_ids.tolist(),
+        "completion_tokens": sample.completion_ids.tolist(),
+        "action_mask": sample.completion_mask.tolist(),
+        "old_logprobs": sample.logprobs.tolist(),
+        "generator": {"policy": "GRUPolicy (untrained demo)", "weights": tensor_hash(
+            torch.cat([p.detach().flatten() for p in gru.parameters()]))},
+        "decoding": {**sample.decoding, "seed": seed},
+        "reward_components": {k: v.tolist() for k, v in scores.items()},
+        "stop_reason": sample.stop_reason,
+        "lengths": sample.lengths.tolist(),
+        "group": sample.group.tolist(),
+        "completions_per_prompt": sample.k,
+    }  # fmt: skip
+
+
+s07 = sample_groups(gru, lab_tok, [t.prompt for t in demo_tasks], 4, max_new_tokens=9,
+                    temperature=0.7, allowed_tokens=grammar,
+                    generator=torch.Generator().manual_seed(7))  # fmt: skip
+record = rollout_record(demo_tasks, s07, gru_lab.score(gru_lab.LAB_VERIFIER, demo_tasks, s07), 7)
+print("completions:", s07.texts)
+print("stop reasons:", s07.stop_reason, " decoding:", record["decoding"])
+save_passport(record, RUN_DIR / "demo_rollout_record.json")
+
+# %% [markdown]
+# Numerical check: rescore the stored tokens by teacher forcing, (i) with the behaviour processing
+# (grammar mask, temperature 0.7), (ii) at temperature 1 (the scorer was not changed when the
+# sampler was), (iii) with the raw softmax (no grammar mask). Only (i) reproduces the stored
+# log-probs; (ii) and (iii) would make every "ratio" differ from 1 before any update.
+
+# %%
+mask07 = s07.completion_mask.float()
+with torch.no_grad():
+    variants = {
+        "(i) behaviour: mask + T=0.7": gru_lab.behaviour_logits(gru, s07, grammar, 0.7),
+        "(ii) mask + T=1.0": gru_lab.behaviour_logits(gru, s07, grammar, 1.0),
+        "(iii) raw softmax, T=0.7": gru(s07.input_ids[:, :-1]).logits[:, s07.prompt_len - 1 :]
+        / 0.7,
+    }
+for name, logits in variants.items():
+    lp = gru_lab.token_logprobs(logits, s07.completion_ids, mask07)
+    ratio = torch.exp(lp - s07.logprobs)[mask07 > 0]
+    print(f"{name:<30} max |logp - stored| = {float(((lp - s07.logprobs) * mask07).abs().max()):.2e}"
+          f"   ratio range [{float(ratio.min()):.3f}, {float(ratio.max()):.3f}]")  # fmt: skip
+lp_i = gru_lab.token_logprobs(variants["(i) behaviour: mask + T=0.7"], s07.completion_ids, mask07)
+assert float(((lp_i - s07.logprobs) * mask07).abs().max()) < 1e-5
+
+# %% [markdown]
+# The trainer of the BaseLM lab guards against (ii): its simplified step rescores with the
+# untempered policy, so a rollout temperature other than 1 makes the step off-policy, and the
+# trainer says so when it is configured.
+
+# %%
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    _tiny, _tok = tiny_lm(seed=0)
+    GRPOTrainer(add_lora(_tiny), load_reference(tiny_lm(seed=0)[0]), _tok, make_tasks("format", 2),
+                verify_format, train_step=lambda trainer, tasks: {},
+                config=TrainerConfig(temperature=0.7))  # fmt: skip
+print("trainer warning:", *[str(w.message) for w in caught])
+
+# %% [markdown]
+# **The update passport of this lesson's BaseLM runs.** Written once here and stored in every
+# BaseLM run's passport (next to the trainer's config, the verifier passport and the data passport):
+
+# %%
+UPDATE_CONTRACT = {
+    "objective": "simplified GRPO (seed 003): group-relative REINFORCE core + KL leash, no ratio/clip",
+    "reward_centering": "group mean",
+    "reward_scaling": "population std of the group (divide by K), eps = 1e-6 added to the std",
+    "degenerate_groups": "all-equal rewards: the group is dropped from the loss (a skip); no update if all are",
+    "logp_unit": "sequence: SUM of completion-token log-probs (prompt and padding excluded)",
+    "loss": "-(A * logp).mean() + kl_coef * KL.mean(), means over the rows of informative groups",
+    "kl_estimator": "k3 on sequence log-probs: exp(d) - d - 1, d = ref_logp - logp (>= 0)",
+    "importance_ratio": "none: one optimizer step per fresh batch, so old = current at the gradient",
+    "clip": None,
+    "iterations_per_batch": 1,
+    "entropy_coef": 0.0,
+    "entropy_diagnostic": "mean of -behaviour log-prob over completion tokens of informative rows",
+    "batch": "prompts_per_step groups of k completions; no gradient accumulation",
+    "reference": "a second BaseLM, frozen; fingerprint checked after training",
+}
+print(json.dumps(UPDATE_CONTRACT, indent=1))
+
+# %% [markdown]
+# ## 9.5.3 Resource profiles, and why there is no universal recipe
+#
+# | level | hardware | what runs | what it is for |
+# |---|---|---|---|
+# | **A** | any CPU | NumPy reference functions and verifier tests (9.1-9.4), synthetic groups, comparisons of normalisation, clipping and sequence ratios; in this lesson the GRU lab and the BaseLM lab (a 1.6M-parameter transformer built on your machine) | understanding; required; no downloaded language model |
+# | **B** | a free Colab T4 | a ~0.6B model (Qwen3-0.6B), LoRA, short completions, few generations per prompt, an explicit smoke configuration | watching the data path of a production trainer (TRL), not reproducing a report |
+# | **C** | several GPUs, optional | a larger model, long completions, a separate rollout engine, reproducible infrastructure | real training; cost grows with completion length, $G$, rollout reuse and verification expense |
+#
+# **Do not copy a recipe.** $G$, $\epsilon$, $\beta$, the temperature and the learning rate of a
+# published run (R1's or anyone's) were tuned together with that run's model size, reward scale,
+# sequence length, batch size, optimiser and loss normalisation. Change one of these and the
+# others mean something else. The simplest example: the reduction's denominator multiplies the
+# gradient. For one response of length $|o|$ with advantage $A$,
+#
+# $$\nabla_\theta\Big(-A\sum_{t}\log\pi_\theta(o_t)\Big) = |o|\cdot\nabla_\theta\Big(-\frac{A}{|o|}\sum_{t}\log\pi_\theta(o_t)\Big),$$
+#
+# so moving from a per-response token mean to a sequence sum multiplies the step by $|o|$ under SGD,
+# and re-weights long against short responses under any optimiser. Autograd check on random
+# per-token logits:
+
+# %%
+_g = torch.Generator().manual_seed(0)
+print(f"{'|o|':>5}{'||grad|| sum':>15}{'||grad|| mean':>15}{'ratio':>9}")
+for L in (4, 16, 64, 256):
+    theta = torch.randn(L, 11, generator=_g, requires_grad=True)  # (|o|, V) logits of one response
+    toks = torch.randint(0, 11, (L,), generator=_g)
+    lp = theta.log_softmax(-1)[torch.arange(L), toks]  # (|o|,)
+    g_sum = torch.autograd.grad(-1.0 * lp.sum(), theta, retain_graph=True)[0]
+    g_mean = torch.autograd.grad(-1.0 * lp.mean(), theta)[0]
+    r = float(g_sum.norm() / g_mean.norm())
+    print(f"{L:>5}{float(g_sum.norm()):>15.4f}{float(g_mean.norm()):>15.4f}{r:>9.1f}")
+    assert math.isclose(r, L, rel_tol=1e-5)
+
+# %% [markdown]
+# The same holds for the KL leash: this lesson's BaseLM loop applies k3 to *summed* sequence
+# log-probs (seed 003's teaching choice), so its $\beta$ acts on a length-sensitive quantity and a
+# $\beta$ tuned for per-token KL would not mean the same thing here. Each run's update passport
+# names its unit and denominator for exactly this reason.
+#
+# ## Your implementation, part 1: advantages, KL, the clipped loss (graded)
+#
+# **Assessment step 9.5.A5 (graded code, 9 points):** part 1 here. Everything below is torch. Each function's docstring is
+# its contract: shapes, dtypes and conventions. The labs that follow call *your* functions: nothing
+# graded lives in `helpers/`.
+#
+# ### 1. `group_advantages` (2 points)
+#
+# Seed 003's contract, in torch: centre by the group mean, scale by the group's **population** std
+# (divide by $K$) plus $\varepsilon=10^{-6}$, and return exact zeros for a degenerate (all-equal)
+# group. The naive formula turns such a group into NaN (0/0 when $\varepsilon=0$) or, worse, into
+# rounding noise divided by $\varepsilon$:
+
+# %%
+_r = torch.tensor([1.0, 1.0, 1.0, 1.0])
+print("naive (r - mean) / std on an all-correct group:", (_r - _r.mean()) / _r.std(unbiased=False))
+
+
+# %% [solution] id=group_advantages
+def group_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """Group-relative advantages A_i = (r_i - mean(r)) / (std(r) + eps), per group.
+
+    Args:
+        rewards: torch float tensor of shape (K,) for one group or (B, K) for B groups (the last
+            dimension is the group). An integer tensor is treated as float32.
+        eps: added to the std, outside the square root.
+
+    Returns:
+        A new tensor with the shape of ``rewards`` and its floating dtype (float32 for integer
+        input). The input is not modified.
+
+    Conventions:
+        - std is the POPULATION std (divide by K: ``unbiased=False`` / ``correction=0``).
+        - A degenerate group (all its rewards equal; its std is exactly 0) gets exact zeros.
+        - Rows are normalised independently.
+
+    Raises:
+        TypeError if ``rewards`` is not a torch.Tensor; ValueError if it is not 1-D or 2-D or K == 0.
+    """
+    ### BEGIN SOLUTION
+    if not isinstance(rewards, torch.Tensor):
+        raise TypeError(f"rewards must be a torch.Tensor, got {type(rewards).__name__}")
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError(
+            f"rewards must have shape (K,) or (B, K) with K >= 1, got {tuple(rewards.shape)}"
+        )
+    r = rewards if rewards.is_floating_point() else rewards.float()
+    mean = r.mean(dim=-1, keepdim=True)  # (B, 1) or (1,)
+    std = r.std(dim=-1, keepdim=True, unbiased=False)  # population std
+    adv = (r - mean) / (std + eps)
+    return torch.where(std > 0, adv, torch.zeros_like(adv))
+    ### END SOLUTION
+
+
+# %% [tests] id=test_group_advantages points=2
+_out = group_advantages(torch.tensor([1.0, 0.0, 0.0, 0.0]), eps=0.0)
+assert type(_out) is torch.Tensor, f"return a torch.Tensor, got {type(_out).__name__}"
+_got = np.array(_out.detach().cpu().numpy(), dtype=np.float64)
+assert _got.shape == (4,), f"the output must have the input's shape (4,), got {_got.shape}"
+assert np.allclose(_got, [math.sqrt(3)] + [-1 / math.sqrt(3)] * 3, atol=1e-6), (
+    f"one success in K=4 must give [1.732, -0.577, -0.577, -0.577], got {_got}: "
+    "use the POPULATION std (unbiased=False)"
+)
+_got = np.array(group_advantages(torch.ones(6)).numpy(), dtype=np.float64)
+assert np.all(_got == 0.0), f"an all-equal group must give exact zeros, got {_got}: guard std == 0"
+_got = np.array(
+    group_advantages(torch.tensor([[1.0, 0.0], [0.5, 0.5]]), eps=0.0).numpy(), dtype=np.float64
+)
+assert np.allclose(_got, [[1.0, -1.0], [0.0, 0.0]]), f"(B, K) input: normalise each row; got {_got}"
+### BEGIN HIDDEN TESTS
+# degenerate groups with values whose float mean is inexact (0.1, 1.2, 0.3), several K
+for _v in (0.0, 1.0, 0.1, 1.2, 0.3, 1.1):
+    for _K in (1, 2, 6, 7, 8, 16):
+        _hg = np.array(group_advantages(torch.full((3, _K), _v)).numpy(), dtype=np.float64)
+        assert _hg.shape == (3, _K) and np.all(_hg == 0.0), (_v, _K, _hg)
+# hand values: K = 8, one success -> sqrt(7), -1/sqrt(7); default eps = 1e-6 enters as std + eps
+_hg = np.array(group_advantages(torch.eye(8, dtype=torch.float64)[2]).numpy(), dtype=np.float64)
+_sd = math.sqrt(7) / 8
+np.testing.assert_allclose(_hg[2], (7 / 8) / (_sd + 1e-6), rtol=1e-12)
+np.testing.assert_allclose(_hg[0], (-1 / 8) / (_sd + 1e-6), rtol=1e-12)
+# eps outside the sqrt: [0, 1] with eps = 0.5 -> +-0.5 / (0.5 + 0.5)
+_hg = np.array(group_advantages(torch.tensor([0.0, 1.0], dtype=torch.float64), eps=0.5).numpy())
+np.testing.assert_allclose(_hg, [-0.5, 0.5], rtol=1e-12)
+# non-binary [2, 4, 9]: mean 5, population variance 26/3
+_sd = math.sqrt(26 / 3)
+_hg = np.array(
+    group_advantages(torch.tensor([2.0, 4.0, 9.0], dtype=torch.float64), eps=0.0).numpy()
+)
+np.testing.assert_allclose(_hg, [-3 / _sd, -1 / _sd, 4 / _sd], rtol=1e-12)
+# dtype kept; integer input -> floating output; input not modified
+_in = torch.tensor([[3.0, 1.0, 1.0]], dtype=torch.float64)
+_ho = group_advantages(_in)
+assert type(_ho) is torch.Tensor and _ho.dtype == torch.float64
+assert torch.equal(_in, torch.tensor([[3.0, 1.0, 1.0]], dtype=torch.float64)), "input modified"
+_ho = group_advantages(torch.tensor([1, 0, 0, 0]))
+assert type(_ho) is torch.Tensor and _ho.is_floating_point()
+np.testing.assert_allclose(np.array(_ho.numpy(), dtype=np.float64)[0], math.sqrt(3), rtol=1e-5)
+# rows are independent; zero sum per informative row
+_R = torch.tensor([[1.0, 0, 0, 0], [0.2, 0.2, 0.2, 0.2], [1.0, 1, 0, 0]])
+_hg = np.array(group_advantages(_R, eps=0.0).numpy(), dtype=np.float64)
+np.testing.assert_allclose(_hg[2], [1, 1, -1, -1], rtol=1e-6)
+assert np.all(_hg[1] == 0.0)
+np.testing.assert_allclose(_hg.sum(axis=1), 0.0, atol=1e-6)
+for _bad in (torch.zeros(2, 2, 2), torch.zeros(3, 0)):
+    try:
+        group_advantages(_bad)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"shape {tuple(_bad.shape)} must raise ValueError")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 2. `kl_estimate` (2 points)
+#
+# The KL leash needs $\mathrm{KL}(\pi_\theta\,\|\,\pi_{\text{ref}})=\mathbb E_{x\sim\pi_\theta}\big[\log\pi_\theta(x)-\log\pi_{\text{ref}}(x)\big]$
+# estimated from samples $x$ drawn from $\pi_\theta$. With $d=\log\pi_{\text{ref}}(x)-\log\pi_\theta(x)$
+# (a log-ratio, *reference over policy*), three per-sample estimators are common:
+#
+# | name | value | mean over $x\sim\pi_\theta$ | sign |
+# |---|---|---|---|
+# | $k_1$ | $-d$ | exactly KL (unbiased) | can be negative |
+# | $k_2$ | $d^2/2$ | KL only to second order (biased) | $\ge 0$ |
+# | $k_3$ | $e^{d}-d-1$ | exactly KL (unbiased, since $\mathbb E[e^d]=1$) | $\ge 0$ |
+#
+# $k_3$ is unbiased because $\mathbb E_{\pi_\theta}[\pi_{\text{ref}}/\pi_\theta]=\sum_x\pi_{\text{ref}}(x)=1$,
+# and non-negative because $e^d\ge 1+d$. Numerical check on a 6-outcome distribution, 400 000 samples:
+
+# %%
+_g = torch.Generator().manual_seed(1)
+p_pol = torch.softmax(torch.randn(6, generator=_g, dtype=torch.float64), 0)
+p_ref = torch.softmax(torch.randn(6, generator=_g, dtype=torch.float64), 0)
+exact = float((p_pol * (p_pol / p_ref).log()).sum())
+x = torch.multinomial(p_pol, 400_000, replacement=True, generator=_g)
+d = p_ref.log()[x] - p_pol.log()[x]
+est = {"k1": -d, "k2": d**2 / 2, "k3": d.exp() - d - 1}
+print(f"exact KL = {exact:.5f}")
+for name, v in est.items():
+    se = float(v.std() / math.sqrt(len(v)))
+    print(f"{name}: mean {float(v.mean()):.5f} (+- {se:.5f}), min {float(v.min()):+.3f}")
+assert abs(float(est["k1"].mean()) - exact) < 5 * float(est["k1"].std()) / math.sqrt(len(x))
+assert abs(float(est["k3"].mean()) - exact) < 5 * float(est["k3"].std()) / math.sqrt(len(x))
+assert float(est["k3"].min()) >= 0 and float(est["k1"].min()) < 0
+
+
+# %% [solution] id=kl_estimate
+def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str = "k3") -> torch.Tensor:
+    """Per-sample estimate of KL(policy || reference) from samples drawn from the policy.
+
+    Args:
+        logp: log pi_theta(x) of sampled x, any shape; may carry gradient (keep it: do not detach).
+        ref_logp: log pi_ref(x) of the same x, the same shape.
+        estimator: "k1" (-d), "k2" (d**2 / 2) or "k3" (exp(d) - d - 1), with d = ref_logp - logp.
+
+    Returns:
+        A tensor of the inputs' shape: one estimate per sample (no reduction).
+
+    Raises:
+        ValueError for an unknown estimator or different shapes.
+    """
+    ### BEGIN SOLUTION
+    if logp.shape != ref_logp.shape:
+        raise ValueError(f"shapes differ: {tuple(logp.shape)} vs {tuple(ref_logp.shape)}")
+    log_ratio = ref_logp - logp  # log(pi_ref / pi_theta)
+    if estimator == "k1":
+        return -log_ratio
+    if estimator == "k2":
+        return 0.5 * log_ratio**2
+    if estimator == "k3":
+        return torch.exp(log_ratio) - log_ratio - 1
+    raise ValueError(f"unknown estimator {estimator!r}; choose 'k1', 'k2' or 'k3'")
+    ### END SOLUTION
+
+
+# %% [tests] id=test_kl_estimate points=2
+_lp, _ref = torch.tensor([-1.0, -2.0, -0.7]), torch.tensor([-2.0, -1.0, -0.7])
+_out = kl_estimate(_lp, _ref, "k3")
+assert type(_out) is torch.Tensor and tuple(_out.shape) == (3,), (
+    "one estimate per sample, shape (3,)"
+)
+_got = np.array(_out.detach().numpy(), dtype=np.float64)
+assert np.allclose(_got, [math.exp(-1), math.e - 2, 0.0], atol=1e-6), (
+    f"k3 with d = ref_logp - logp = [-1, 1, 0] is exp(d) - d - 1 = [0.3679, 0.7183, 0], got {_got}: "
+    "check the direction of d (reference minus policy)"
+)
+_got = np.array(kl_estimate(_lp, _ref, "k1").detach().numpy(), dtype=np.float64)
+assert np.allclose(_got, [1.0, -1.0, 0.0], atol=1e-6), (
+    f"k1 = logp - ref_logp = [1, -1, 0], got {_got}"
+)
+### BEGIN HIDDEN TESTS
+_hg = np.array(kl_estimate(_lp, _ref, "k2").detach().numpy(), dtype=np.float64)
+np.testing.assert_allclose(_hg, [0.5, 0.5, 0.0], atol=1e-6)
+# default is k3; float64 hand values; shape (2, 2) kept
+_a = torch.tensor([[-0.1, -3.0], [-2.5, -0.2]], dtype=torch.float64)
+_b = torch.tensor([[-0.6, -1.0], [-2.5, -0.9]], dtype=torch.float64)
+_dd = np.array([[-0.5, 2.0], [0.0, -0.7]])
+_ho = kl_estimate(_a, _b)
+assert type(_ho) is torch.Tensor and tuple(_ho.shape) == (2, 2)
+np.testing.assert_allclose(
+    np.array(_ho.numpy(), dtype=np.float64), np.exp(_dd) - _dd - 1, rtol=1e-12
+)
+# gradient flows into logp: d k3 / d logp = 1 - exp(d); d k1 / d logp = 1
+_x = torch.tensor([-1.0, -2.0], dtype=torch.float64, requires_grad=True)
+_r2 = torch.tensor([-2.0, -1.0], dtype=torch.float64)
+kl_estimate(_x, _r2, "k3").sum().backward()
+np.testing.assert_allclose(_x.grad.numpy(), [1 - math.exp(-1), 1 - math.e], rtol=1e-10)
+_x.grad = None
+kl_estimate(_x, _r2, "k1").sum().backward()
+np.testing.assert_allclose(_x.grad.numpy(), [1.0, 1.0], rtol=1e-12)
+# k3 >= 0 everywhere, k1 is not
+_g2 = torch.Generator().manual_seed(3)
+_u, _v = torch.randn(100, generator=_g2), torch.randn(100, generator=_g2)
+assert float(kl_estimate(_u, _v, "k3").min()) >= 0.0
+assert float(kl_estimate(_u, _v, "k1").min()) < 0.0
+for _bad in (lambda: kl_estimate(_lp, _ref, "k4"), lambda: kl_estimate(_lp, _ref[:2], "k3")):
+    try:
+        _bad()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("an unknown estimator or mismatched shapes must raise ValueError")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 3. `clipped_grpo_loss`: the GRU lab's objective (3 points)
+#
+# Seed 000's canonical GRPO (DeepSeekMath's token-level form), written as a loss to **minimise**:
+#
+# $$\mathcal L=\frac1N\sum_{i=1}^{N}\frac{1}{|o_i|}\sum_{t=1}^{|o_i|}\Big(-\min\big[\rho_{i,t}\widehat A_i,\ \operatorname{clip}(\rho_{i,t},1-\epsilon,1+\epsilon)\widehat A_i\big]+\beta\,k_3(i,t)\Big),\qquad \rho_{i,t}=\exp\big(\log\pi_\theta-\log\pi_{\text{old}}\big),$$
+#
+# with $|o_i|$ the number of active tokens of response $i$ (a response with none contributes 0) and
+# $k_3$ per token between the current policy and the reference. The lab passes these arguments:
+# `new_logp` (with gradient), `old_logp` (stored at sampling), `ref_logp`, all (N, T); `advantages`
+# (N,); `mask` (N, T) float 0/1. Numerical check of the clip branches, before you write it: for
+# $\widehat A>0$ the gradient vanishes once $\rho>1+\epsilon$; for $\widehat A<0$ once $\rho<1-\epsilon$.
+
+# %%
+for A_, rho_ in [(1.0, 1.1), (1.0, 1.3), (-1.0, 0.9), (-1.0, 0.7), (-1.0, 1.3)]:
+    lr_ = torch.tensor(math.log(rho_), requires_grad=True)
+    obj = torch.minimum(lr_.exp() * A_, lr_.exp().clamp(0.8, 1.2) * A_)
+    (g_,) = torch.autograd.grad(-obj, lr_)
+    print(f"A={A_:+.0f} rho={rho_:.1f}: d loss / d logp = {float(g_):+.3f}  (formula: "
+          f"{0.0 if (A_ > 0 and rho_ > 1.2) or (A_ < 0 and rho_ < 0.8) else -A_ * rho_:+.3f})")  # fmt: skip
+
+
+# %% [solution] id=clipped_grpo_loss
+def clipped_grpo_loss(
+    new_logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    clip_eps: float,
+    kl_coef: float,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Clipped GRPO loss (to minimise), token terms averaged per response, then over responses.
+
+    Args:
+        new_logp: (N, T) log-probs of the sampled tokens under the current policy (with grad).
+        old_logp: (N, T) the same under the old (behaviour) policy, stored at sampling; constant.
+        ref_logp: (N, T) the same under the reference policy; constant.
+        advantages: (N,) one advantage per response, applied to all of its tokens; constant.
+        mask: (N, T) float, 1.0 on the response's tokens (EOS included), 0.0 on padding. Values of
+            the log-prob tensors at masked positions are arbitrary finite numbers.
+        clip_eps: epsilon of the symmetric clip range [1 - eps, 1 + eps].
+        kl_coef: beta, the weight of the per-token k3 term (k3 of ``new_logp`` vs ``ref_logp``).
+
+    Returns:
+        (loss, metrics): ``loss`` a 0-dim tensor; per token
+        ``pg = -min(rho * A, clip(rho, 1 - eps, 1 + eps) * A)`` with ``rho = exp(new - old)``, and
+        ``term = pg + kl_coef * k3``; loss = mean over the N responses of (sum of the response's
+        masked terms / its number of active tokens, at least 1). ``metrics`` holds Python floats
+        "pg" and "kl": the same two-stage mean of ``pg`` and of ``k3`` alone. Masked positions
+        contribute nothing to the value or the gradient.
+    """
+    ### BEGIN SOLUTION
+    ratio = torch.exp(new_logp - old_logp)  # (N, T)
+    A = advantages[:, None]  # (N, 1)
+    pg_loss1 = -ratio * A
+    pg_loss2 = -torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * A
+    pg = torch.maximum(pg_loss1, pg_loss2)  # (N, T) = -min(rho A, clip(rho) A)
+    kl = kl_estimate(new_logp, ref_logp, "k3")  # (N, T)
+    per_token = pg + kl_coef * kl
+    n_tok = mask.sum(dim=1).clamp(min=1)  # (N,)
+
+    def two_stage(x):
+        return ((x * mask).sum(dim=1) / n_tok).mean()
+
+    loss = two_stage(per_token)
+    metrics = {"pg": float(two_stage(pg.detach())), "kl": float(two_stage(kl.detach()))}
+    return loss, metrics
+    ### END SOLUTION
+
+
+# %% [tests] id=test_clipped_grpo_loss points=3
+# ratios row 0: [1.5, 0.9, (pad)], A = +1; row 1: [0.5, 1.5, 1.0], A = -2; eps = 0.2
+_rho = torch.tensor([[1.5, 0.9, 7.0], [0.5, 1.5, 1.0]], dtype=torch.float64)
+_m = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]], dtype=torch.float64)
+_new = _rho.log().clone().requires_grad_(True)
+_zero = torch.zeros(2, 3, dtype=torch.float64)
+_A = torch.tensor([1.0, -2.0], dtype=torch.float64)
+_res = clipped_grpo_loss(_new, _zero, _new.detach(), _A, _m, clip_eps=0.2, kl_coef=0.1)
+assert isinstance(_res, tuple) and len(_res) == 2, "return a pair (loss, metrics)"
+_loss, _met = _res
+assert type(_loss) is torch.Tensor and _loss.ndim == 0, "the loss must be a 0-dim tensor"
+# row 0: (-1.2 - 0.9) / 2 = -1.05; row 1: (1.6 + 3.0 + 2.0) / 3 = 2.2; mean = 0.575
+assert math.isclose(float(_loss.detach()), 0.575, abs_tol=1e-9), (
+    f"expected 0.575 (row means -1.05 and 2.2), got {float(_loss.detach())}: average each response's own "
+    "tokens first, then over responses; clip per advantage sign; masked tokens excluded"
+)
+### BEGIN HIDDEN TESTS
+assert isinstance(_met, dict) and {"pg", "kl"} <= set(_met)
+assert type(_met["pg"]) is float and math.isclose(_met["pg"], 0.575, abs_tol=1e-9)
+assert math.isclose(float(_met["kl"]), 0.0, abs_tol=1e-12)
+# gradient: clipped tokens get 0; row 0 token 1: -rho*A/(2*2) = -0.225; row 1: 2*rho/(3*2)
+_loss.backward()
+np.testing.assert_allclose(
+    _new.grad.numpy(), [[0.0, -0.225, 0.0], [0.0, 0.5, 1 / 3]], rtol=1e-9, atol=1e-12
+)
+# the global token mean would give (-1.2 - 0.9 + 1.6 + 3 + 2) / 5 = 0.9: must not
+assert not math.isclose(float(_loss.detach()), 0.9, abs_tol=1e-6)
+# KL term: ref = new + 1 on every token -> k3 = e - 2 per token, added with kl_coef
+_loss2, _met2 = clipped_grpo_loss(
+    _new.detach(), _zero, _new.detach() + 1.0, _A, _m, clip_eps=0.2, kl_coef=0.1
+)
+np.testing.assert_allclose(float(_loss2.detach()), 0.575 + 0.1 * (math.e - 2), rtol=1e-10)
+np.testing.assert_allclose(_met2["kl"], math.e - 2, rtol=1e-10)
+np.testing.assert_allclose(_met2["pg"], 0.575, rtol=1e-10)
+# another eps: eps = 0.1 -> row 0: (-1.1 - 0.9)/2 = -1.0; row 1: (-(-0.9*2)= 1.8 + 3 + 2)/3 = 2.2667
+_loss3, _ = clipped_grpo_loss(
+    _new.detach(), _zero, _new.detach(), _A, _m, clip_eps=0.1, kl_coef=0.0
+)
+np.testing.assert_allclose(float(_loss3.detach()), (-1.0 + 6.8 / 3) / 2, rtol=1e-10)
+# an empty response contributes 0 (denominator clamped at 1), finite garbage in padding ignored
+_m4 = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+_n4 = torch.tensor([[30.0, -40.0], [0.0, 0.0]], dtype=torch.float64, requires_grad=True)
+_z4 = torch.zeros(2, 2, dtype=torch.float64)
+_a4 = torch.tensor([5.0, 1.0], dtype=torch.float64)
+_l4, _ = clipped_grpo_loss(_n4, _z4, _z4, _a4, _m4, clip_eps=0.2, kl_coef=0.5)
+assert math.isfinite(float(_l4.detach()))
+np.testing.assert_allclose(float(_l4.detach()), (0.0 + -1.0) / 2, rtol=1e-10)
+_l4.backward()
+assert torch.all(_n4.grad[0] == 0.0), "masked tokens must get zero gradient"
+# inputs are not modified
+assert torch.equal(_zero, torch.zeros(2, 3, dtype=torch.float64))
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 4. The lab's diagnostics (2 points)
+#
+# The dashboard of the GRU lab needs four measurements, all over **active tokens only** (mask 1):
+# the mean token entropy of the behaviour distribution (tokens the grammar forbids have logit
+# $-\infty$, probability 0, and contribute $0\cdot\log 0 := 0$); the unbiased pass@$k$ from $c$
+# successes among $n$ samples, $1-\binom{n-c}{k}/\binom{n}{k}$ (1 when $n-c<k$); the two clip
+# fractions (ratio below $1-\epsilon$ with $\widehat A<0$; above $1+\epsilon$ with $\widehat A>0$:
+# the tokens whose clipped branch is in force); and the mean $k_3$ to the reference. You met these
+# in lesson 9.4 in NumPy; here they take and return what `helpers.gru_lab` documents.
+
+
+# %% [solution] id=lab_diagnostics
+def token_entropy(logits: torch.Tensor, mask: torch.Tensor) -> float:
+    """Mean entropy (nats) of softmax(logits) over active tokens. logits (N, T, V), may hold -inf;
+    mask (N, T) float 0/1. Returns a Python float (0.0 when no token is active)."""
+    ### BEGIN SOLUTION
+    logp = logits.log_softmax(dim=-1)  # (N, T, V)
+    p = logp.exp()
+    H = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(dim=-1)  # (N, T)
+    return float((H * mask).sum() / mask.sum().clamp(min=1))
+    ### END SOLUTION
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from c successes among n samples: 1 - C(n-c, k) / C(n, k); a Python float."""
+    ### BEGIN SOLUTION
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+    ### END SOLUTION
+
+
+def clip_fractions(
+    ratio: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *, clip_eps: float
+) -> tuple[float, float]:
+    """(low, high) fractions of active tokens: low = ratio < 1 - eps with A < 0; high = ratio >
+    1 + eps with A > 0. ratio (N, T), advantages (N,), mask (N, T) float 0/1. Python floats."""
+    ### BEGIN SOLUTION
+    A = advantages[:, None]  # (N, 1)
+    low = ((ratio < 1 - clip_eps) & (A < 0)).float()
+    high = ((ratio > 1 + clip_eps) & (A > 0)).float()
+    n = mask.sum().clamp(min=1)
+    return float((low * mask).sum() / n), float((high * mask).sum() / n)
+    ### END SOLUTION
+
+
+def kl_to_reference(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -> float:
+    """Mean per-token k3 estimate of KL(policy || reference) over active tokens; logp and ref_logp
+    (N, T) are log-probs of tokens sampled from the policy; mask (N, T). A Python float."""
+    ### BEGIN SOLUTION
+    lr_ = ref_logp - logp  # log(pi_ref / pi_theta) per token
+    k3 = torch.exp(lr_) - lr_ - 1
+    return float((k3 * mask).sum() / mask.sum().clamp(min=1))
+    ### END SOLUTION
+
+
+# %% [tests] id=test_lab_diagnostics points=2
+_lg = torch.tensor([[[0.0, 0.0, float("-inf")], [0.0, 0.0, 0.0]]])  # (1, 2, 3)
+_h = token_entropy(_lg, torch.tensor([[1.0, 1.0]]))
+assert type(_h) is float, f"return a Python float, got {type(_h).__name__}"
+assert math.isclose(_h, (math.log(2) + math.log(3)) / 2, rel_tol=1e-6), (
+    f"entropies log 2 (a -inf logit is probability 0) and log 3, mean 0.8959; got {_h}"
+)
+assert math.isclose(pass_at_k(4, 1, 2), 0.5, rel_tol=1e-12), (
+    "pass@2 with 1 success in 4 is 1 - 3/6 = 0.5"
+)
+### BEGIN HIDDEN TESTS
+assert math.isclose(token_entropy(_lg, torch.tensor([[1.0, 0.0]])), math.log(2), rel_tol=1e-6)
+assert pass_at_k(5, 0, 2) == 0.0 and pass_at_k(5, 4, 2) == 1.0 and pass_at_k(3, 3, 3) == 1.0
+_want_p = 1 - (13 * 12 * 11 * 10) / (16 * 15 * 14 * 13)
+assert abs(pass_at_k(16, 3, 4) - _want_p) < 1e-12
+assert math.isclose(pass_at_k(10, 2, 1), 0.2, rel_tol=1e-12)
+_rt = torch.tensor([[0.5, 1.5, 1.0, 9.0], [0.5, 1.5, 1.1, 9.0]])
+_mk = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
+_lo, _hi = clip_fractions(_rt, torch.tensor([-1.0, 1.0]), _mk, clip_eps=0.2)
+assert type(_lo) is float and type(_hi) is float
+assert math.isclose(_lo, 1 / 6, rel_tol=1e-6) and math.isclose(_hi, 1 / 6, rel_tol=1e-6), (_lo, _hi)
+_lo, _hi = clip_fractions(_rt, torch.tensor([0.0, 0.0]), _mk, clip_eps=0.2)
+assert _lo == 0.0 and _hi == 0.0
+_k = kl_to_reference(
+    torch.tensor([[-1.0, -2.0, 5.0]]),
+    torch.tensor([[-2.0, -1.0, 0.0]]),
+    torch.tensor([[1.0, 1.0, 0.0]]),
+)
+assert type(_k) is float and math.isclose(_k, (math.exp(-1) + math.e - 2) / 2, rel_tol=1e-6)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 9.5.4 Lab, part 1: the CPU loop with a GRU policy
+#
+# Seed 000's core practice route: a small but genuine autoregressive model (embedding, GRU,
+# language-model head) answers `"a+b="` token by token under the grammar `T,O;S<eos>` (T: sum of the
+# tens digits, O: sum of the ones digits, S: the answer). The versioned verifier reports correctness,
+# intermediate consistency ($S=10T+O$) and format **separately** and sums them with weights
+# 1, 0.1, 0.1. Each step: a frozen copy of the policy becomes the **old** policy and samples $G=6$
+# completions for each of 8 prompts (its log-probs are stored at sampling, after the grammar mask);
+# the current policy takes 4 clipped update epochs on that batch; a frozen **reference** (the
+# weights after pretraining) gives the KL diagnostic. Every 10 steps a fresh generation measures
+# accuracy, pass@4, coverage and concentration on the 24 training prompts and on 48 held-out
+# operand pairs never seen in training.
+#
+# `helpers.gru_lab.run_lab` owns the plumbing; it calls **your** functions for everything graded:
+# `group_advantages` (on (B, G) rewards), `clipped_grpo_loss`, and the four diagnostics. The
+# profile is fixed (`gru_lab.PROFILES["smoke"]`): it is tuned to show a failure, with a small
+# prompt pool, a high learning rate, 4 epochs per batch and $\beta=0$.
+
+# %%
+LAB_FNS = dict(
+    advantages_fn=group_advantages,
+    loss_fn=clipped_grpo_loss,
+    entropy_fn=token_entropy,
+    pass_at_k_fn=pass_at_k,
+    clip_fraction_fn=clip_fractions,
+    kl_fn=kl_to_reference,
+)
+LAB_PROFILE = "tiny" if SMOKE else "smoke"
+print("profile:", gru_lab.PROFILES[LAB_PROFILE])
+lab = None
+if not RUN_LABS:
+    print("GRU lab skipped: the autograder does not run the labs.")
+else:
+    try:
+        t0 = time.perf_counter()
+        lab = gru_lab.run_lab(LAB_PROFILE, **LAB_FNS)
+        print(f"GRU lab ({LAB_PROFILE}) finished in {time.perf_counter() - t0:.1f} s")
+    except NotImplementedError:
+        print("The GRU lab needs your functions above: implement them, then rerun this cell.")
+
+
+# %% [markdown]
+# The run writes its own passport: the profile, the verifier passport, library versions, the git
+# commit, the reference-weight hashes at start and end, and the qualified names of the functions
+# that were injected (yours). It is saved next to the history.
+
+
+# %%
+def split_lab_history(history: dict) -> tuple[dict, dict]:
+    """The lab history as (per-step columns, per-evaluation columns with 'step' = eval_step)."""
+    n_steps = len(history["step"])
+    steps = {k: v for k, v in history.items() if len(v) == n_steps and k != "eval_step"}
+    evals = {k: v for k, v in history.items() if len(v) == len(history["eval_step"])}
+    evals = {"step": evals.pop("eval_step"), **evals}
+    return steps, evals
+
+
+if lab is not None:
+    lab_dir = RUN_DIR / f"gru_lab_{LAB_PROFILE}"
+    save_passport(lab.passport, lab_dir / "passport.json")
+    (lab_dir / "history.json").write_text(json.dumps(lab.history) + "\n")
+    p = lab.passport
+    print("saved to", lab_dir)
+    print("config_hash", p["config_hash"], "| verifier", p["verifier"]["name"], p["verifier"]["version"],
+          p["verifier"]["config_hash"], "| git", p["git"])  # fmt: skip
+    print(
+        "reference unchanged:",
+        p["extra"]["reference_hash_start"] == p["extra"]["reference_hash_end"],
+    )
+    print("max |stored old logp - rescored| =", p["extra"]["old_logp_maxdiff"])
+    print("injected:", json.dumps(p["extra"]["callables"], indent=1))
+
+# %% [markdown]
+# **The dashboard.** Per rollout step: reward and its components, truncation, length, entropy of
+# the behaviour policy, KL to the reference, clip fractions, the largest ratio, loss, informative
+# rate. Per evaluation point (fresh generation): the same policy on training prompts and on
+# held-out combinations.
+
+# %%
+if lab is not None:
+    lab_steps, lab_evals = split_lab_history(lab.history)
+    keep = ["reward", "correct", "consistent", "format", "entropy", "kl_ref", "clip_low",
+            "clip_high", "ratio_max", "informative_rate", "truncation_rate", "len_mean", "time_s"]  # fmt: skip
+    display_fig = plot_dashboard(
+        {k: lab_steps[k] for k in ["step", *keep]}, title="GRU lab: per rollout step"
+    )
+    display(display_fig)
+    k = gru_lab.PROFILES[LAB_PROFILE].pass_k
+    ekeys = ["train_acc", "heldout_acc", f"train_pass@{k}", f"heldout_pass@{k}", "train_entropy",
+             "train_coverage", "train_concentration", "heldout_greedy_acc"]  # fmt: skip
+    display(plot_history({k2: lab_evals[k2] for k2 in ["step", *ekeys]}, keys=ekeys, ncols=4,
+                         title="GRU lab: fresh-generation evaluation (x = RL step)"))  # fmt: skip
+
+# %% [markdown]
+# **Does the dashboard detect the failure?** The seed's pattern has five parts, read between the
+# first and the last evaluation: training accuracy up; entropy down; pass@4 down; successes
+# concentrated on fewer training prompts; held-out transfer down. `failure_pattern` checks them,
+# and the dashboard's own stopping-rule checks flag the entropy fall from the per-step columns.
+
+# %%
+if lab is not None:
+    fp = lab.failure_pattern()
+    h = lab.history
+    for key in ("train_acc", "train_entropy", f"train_pass@{k}", "train_coverage", "train_concentration",
+                "heldout_greedy_acc", f"heldout_pass@{k}"):  # fmt: skip
+        print(f"{key:>22}: {h[key][0]:.3f} -> {h[key][-1]:.3f}")
+    print("failure pattern:", fp)
+    print(
+        "dashboard flags:",
+        dashboard_warnings({"reward": lab_steps["reward"], "entropy": lab_steps["entropy"]}),
+    )
+    if LAB_PROFILE == "smoke":
+        assert all(fp.values()), "the smoke profile should show all five warning signs"
+    print("first-step samples:", lab.samples["step_1"][:4])
+    print("last-step samples: ", lab.samples[f"step_{gru_lab.PROFILES[LAB_PROFILE].steps}"][:4])
+
+# %% [markdown]
+# **Reproducibility check.** The smoke profile is deterministic: the same profile and functions give
+# the same history on the same CPU build (one thread, seeded generators). The course ships the
+# history its reference functions produced (`course/data/gru_lab_smoke.json`). With functions that
+# compute the same numbers in the same order, your run matches it to the last digit; a different
+# but correct formula (another summation order, a hand-written std) can differ in the last bits of
+# float32, and a sampled token then flips and the histories part ways. That is a property of RL
+# loops, not an error: judge your run by its failure pattern, and the match by where it starts.
+
+# %%
+SMOKE_FILE = (
+    Path(gru_lab.__file__).resolve().parent.parent / "course" / "data" / "gru_lab_smoke.json"
+)
+
+
+def compare_histories(new: dict, old: dict, rtol: float = 1e-6) -> list[str]:
+    """Keys whose values differ (beyond rtol) between two lab histories; timing keys ignored."""
+    out = []
+    for key in sorted(set(new) | set(old)):
+        if key == "time_s":
+            continue
+        a, b = new.get(key), old.get(key)
+        if a is None or b is None or len(a) != len(b):
+            out.append(f"{key}: missing or of another length")
+            continue
+        bad = [
+            i
+            for i, (x, y) in enumerate(zip(a, b))
+            if not math.isclose(x, y, rel_tol=rtol, abs_tol=1e-9)
+        ]
+        if bad:
+            out.append(
+                f"{key}: first differs at index {bad[0]} ({a[bad[0]]:.6g} vs {b[bad[0]]:.6g})"
+            )
+    return out
+
+
+if lab is None or LAB_PROFILE != "smoke":
+    print("comparison with the stored smoke history: only after a full (non-smoke) run of the lab")
+elif not SMOKE_FILE.is_file():
+    print(f"{SMOKE_FILE} is not in this bundle; nothing to compare with")
+else:
+    stored = json.loads(SMOKE_FILE.read_text())
+    same_profile = stored["passport"]["config_hash"] == lab.passport["config_hash"]
+    diffs = compare_histories(lab.history, stored["history"])
+    print("same profile (config_hash):", same_profile)
+    print(
+        "history identical to the stored run" if not diffs else f"{len(diffs)} keys differ, e.g.:"
+    )
+    print(*diffs[:6], sep="\n")
+    print("stored failure pattern:", stored["failure_pattern"])
+
+# %% [markdown]
+# ## Your implementation, part 2: the simplified GRPO step (graded)
+#
+# **Assessment step 9.5.A6 (graded code, 9 points).**
+#
+# The BaseLM lab uses seed 003's loop. It samples a fresh group at temperature 1 every step and takes
+# **one** optimizer step on it, so the old policy equals the current one at the gradient and no ratio is
+# needed. Per completion it needs one number, $\log\pi_\theta(o_i\mid q)$: the **sum** of the
+# completion tokens' log-probs. The loss is
+#
+# $$\mathcal L(\theta)=-\frac1N\sum_{i}\widehat A_i\log\pi_\theta(o_i\mid q)\;+\;\beta\,\frac1N\sum_i k_3\big(\log\pi_\theta(o_i\mid q),\log\pi_{\text{ref}}(o_i\mid q)\big),$$
+#
+# with the means over the $N$ completions of the informative groups. Its gradient is
+# $-\frac1N\sum_i\widehat A_i\nabla\log\pi_\theta(o_i)$ plus the leash: REINFORCE with the group mean
+# as baseline, scaled by the group std.
+#
+# ### 5. `completion_log_prob` (3 points)
+#
+# The sampler returns left-padded prompts, the completion after them, an attention mask (1 on real
+# tokens, 0 on left padding and on padding after EOS) and the **position ids** it used (each row
+# counts its real tokens from 0). Rescoring must feed the model the same positions: a left-padded
+# row whose positions start at the padding is a different input. Logits at column $j$ predict the
+# token at column $j+1$; the completion starts at column $P$ = `prompt_len`. Seed 003's pitfall: a
+# sum that includes prompt tokens "reinforces the model's opinion of the question". A quick look on
+# the tiny random model, with a uniform-logits model as the hand-checkable case:
+
+
+# %% [locked] id=uniform_lm
+class UniformLM(torch.nn.Module):
+    """A stub causal LM whose logits are all zero: every token has log-prob -log V."""
+
+    def __init__(self, V: int):
+        super().__init__()
+        self.V, self.w = V, torch.nn.Parameter(torch.zeros(()))
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, **kw):
+        return SimpleNamespace(logits=self.w + torch.zeros(*input_ids.shape, self.V))
+
+
+# %%
+_lm, _tk = tiny_lm(seed=1)
+_s = sample_groups(_lm, _tk, ["Q: 2+2=? A:", "Q: 13+4=? A:"], 2, max_new_tokens=5,
+                   generator=torch.Generator().manual_seed(0))  # fmt: skip
+print("prompt_len P =", _s.prompt_len, "| completion lengths", _s.lengths.tolist())
+print("attention mask of row 0 (left padding, then completion):\n", _s.attention_mask[0].tolist())
+print("position ids of row 0:\n", _s.position_ids[0].tolist())
+n_completion = int(_s.completion_mask.sum())
+print(f"uniform model: completion-only sum must be -{n_completion} * log V = "
+      f"{-n_completion * math.log(_tk.vocab_size):.4f}")  # fmt: skip
+
+
+# %% [solution] id=completion_log_prob
+def completion_log_prob(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    prompt_len: int,
+    position_ids: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Sum of the log-probs of each row's completion tokens under ``model`` (teacher forcing).
+
+    Args:
+        model: a causal LM called once as ``model(input_ids=..., attention_mask=...,
+            position_ids=...)``, returning an object with ``.logits`` of shape (N, L, V).
+        input_ids: (N, L) long, prompt (left-padded) followed by the completion.
+        attention_mask: (N, L) 0/1: 1 on real prompt tokens and on generated tokens up to and
+            including EOS; 0 on left padding and on padding after EOS.
+        prompt_len: P, the column where every row's completion starts (1 <= P <= L).
+        position_ids: (N, L) long, the positions used at sampling; if None, derive them from the
+            mask: ``cumsum(attention_mask) - 1`` clamped at 0.
+
+    Returns:
+        (N,) float tensor: for each row, the sum over columns j >= P with attention_mask == 1 of
+        log softmax(logits[:, j - 1])[input_ids[:, j]]. Computed in float32 (or the logits' dtype
+        if wider), differentiable with respect to the model's parameters. Prompt tokens and padding
+        contribute nothing; a row without completion tokens gives 0.
+    """
+    ### BEGIN SOLUTION
+    N, L = input_ids.shape
+    if not 1 <= prompt_len <= L:
+        raise ValueError(f"prompt_len must be in [1, {L}], got {prompt_len}")
+    if position_ids is None:
+        position_ids = (attention_mask.long().cumsum(dim=1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids
+    ).logits
+    logp = logits[:, :-1].float().log_softmax(dim=-1)  # (N, L-1, V): column j predicts token j+1
+    tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)  # (N, L-1)
+    target_col = torch.arange(1, L, device=input_ids.device)  # (L-1,) column of each target token
+    keep = (target_col >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)  # (N, L-1)
+    return torch.where(keep, tok, torch.zeros_like(tok)).sum(dim=1)
+    ### END SOLUTION
+
+
+# %% [tests] id=test_completion_log_prob points=3
+_V = 7
+_ids = torch.tensor([[0, 3, 4, 5, 6, 1, 0], [2, 3, 4, 5, 6, 6, 1]])  # P = 4
+_msk = torch.tensor([[0, 1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1, 1]])
+_out = completion_log_prob(UniformLM(_V), _ids, _msk, 4)
+assert type(_out) is torch.Tensor and tuple(_out.shape) == (2,), "return a (N,) tensor"
+_got = np.array(_out.detach().numpy(), dtype=np.float64)
+assert np.allclose(_got, [-2 * math.log(_V), -3 * math.log(_V)], atol=1e-5), (
+    f"uniform model: row 0 has 2 completion tokens (one is padding after EOS), row 1 has 3; expected "
+    f"[{-2 * math.log(_V):.4f}, {-3 * math.log(_V):.4f}], got {_got}: count only columns >= "
+    "prompt_len with attention_mask == 1 (prompt tokens and padding excluded)"
+)
+### BEGIN HIDDEN TESTS
+import copy as _copy
+
+# independent expected values: run each row UNPADDED (real tokens only, default positions) and sum
+# the completion tokens' log-probs one prefix at a time
+from transformers import LlamaConfig as _LC
+from transformers import LlamaForCausalLM as _LM
+
+torch.manual_seed(0)
+_net = _LM(
+    _LC(
+        vocab_size=11,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=None,
+    )
+).eval()
+_P = 4
+_ids = torch.tensor([[0, 0, 5, 6, 7, 8, 1, 0], [4, 5, 6, 7, 9, 9, 9, 1], [0, 3, 3, 2, 1, 0, 0, 0]])
+_msk = torch.tensor([[0, 0, 1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 0, 0, 0]])
+
+
+def _expected(net, ids, msk, P):
+    out = []
+    with torch.inference_mode():
+        for r in range(ids.shape[0]):
+            total = 0.0
+            for j in range(P, ids.shape[1]):
+                if msk[r, j] == 1:
+                    prefix = ids[r, :j][msk[r, :j] == 1][None, :]
+                    lp = net(input_ids=prefix).logits[0, -1].float().log_softmax(-1)
+                    total += float(lp[ids[r, j]])
+            out.append(total)
+    return np.array(out)
+
+
+_want = _expected(_net, _ids, _msk, _P)
+_pos = (_msk.cumsum(1) - 1).clamp(min=0)
+for _pp in (_pos, None):  # explicit positions, and positions derived from the mask
+    _ho = completion_log_prob(_net, _ids, _msk, _P, _pp)
+    assert type(_ho) is torch.Tensor and tuple(_ho.shape) == (3,)
+    np.testing.assert_allclose(
+        np.array(_ho.detach().numpy(), dtype=np.float64), _want, rtol=1e-4, atol=1e-4
+    )
+# a row whose completion is only padding gives exactly 0; P = L gives zeros
+_ho = completion_log_prob(
+    UniformLM(5), torch.tensor([[2, 3, 0, 0]]), torch.tensor([[1, 1, 0, 0]]), 2
+)
+assert float(_ho[0].detach()) == 0.0
+_ho = completion_log_prob(UniformLM(5), torch.tensor([[2, 3, 4]]), torch.tensor([[1, 1, 1]]), 3)
+assert float(_ho[0].detach()) == 0.0
+# gradient reaches the model's parameters (not computed under no_grad)
+_net2 = _copy.deepcopy(_net).train()
+completion_log_prob(_net2, _ids, _msk, _P, _pos).sum().backward()
+assert any(p.grad is not None and float(p.grad.abs().sum()) > 0 for p in _net2.parameters()), (
+    "no gradient reached the model: do not compute the log-probs under torch.no_grad"
+)
+# the prompt is excluded: changing a prompt token's identity changes the context but a uniform
+# model makes it irrelevant; with P = 2 instead of 4 the count grows by the two prompt-side tokens
+_u = completion_log_prob(UniformLM(11), _ids, _msk, 2)
+np.testing.assert_allclose(
+    np.array(_u.detach().numpy(), dtype=np.float64),
+    [-(_msk[r, 2:].sum().item()) * math.log(11) for r in range(3)],
+    rtol=1e-5,
+)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The pitfall, measured: on the tiny model's sample, the sum over *all* columns differs from the
+# completion-only sum by the prompt's own log-probability, a term whose gradient would train the
+# model on the question. The completion-only sums must equal the sampler's stored log-probs (same
+# policy, same positions, temperature 1). Positions are a subtler case: with rotary embeddings
+# (Qwen3, Llama) a constant shift of a row's positions cancels inside the attention scores, so
+# `0..L-1` happens to agree here to float precision; with learned absolute positions (GPT-2) it
+# would not. Pass the sampler's `position_ids` and the rescoring computes what the sampler computed,
+# whatever the architecture. (This cell needs your `completion_log_prob`.)
+
+# %%
+try:
+    with torch.no_grad():
+        comp = completion_log_prob(
+            _lm, _s.input_ids, _s.attention_mask, _s.prompt_len, _s.position_ids
+        )
+        whole = completion_log_prob(_lm, _s.input_ids, _s.attention_mask, 1, _s.position_ids)
+        shifted = completion_log_prob(_lm, _s.input_ids, _s.attention_mask, _s.prompt_len,
+                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))  # fmt: skip
+    behaviour = (_s.logprobs * _s.completion_mask).sum(1)  # stored by the sampler at T = 1
+    print("completion only     :", comp.numpy())
+    print("sampler's own sums  :", behaviour.numpy())
+    print("prompt included     :", whole.numpy())
+    print(
+        f"positions 0..L-1    : max difference {float((shifted - comp).abs().max()):.1e} (RoPE: shift-invariant)"
+    )
+    assert torch.allclose(comp, behaviour, atol=1e-4)
+except NotImplementedError:
+    print("Implement completion_log_prob above to run this comparison.")
+
+# %% [markdown]
+# ### 6. `grpo_loss` (2 points)
+#
+# Seed 003's loss on sequence log-probs: $-(\widehat A\cdot\log\pi_\theta).\mathrm{mean}()+\beta\cdot
+# \mathrm{KL}.\mathrm{mean}()$, with the estimator an explicit argument (default $k_3$). Advantages and
+# reference log-probs are **constants**: no gradient may flow into them (a gradient into the
+# reference would be the "unfrozen reference" pitfall in another form). Autograd check of the
+# gradient formula $\partial\mathcal L/\partial\log\pi_i=\big(-\widehat A_i+\beta(1-e^{d_i})\big)/N$ for
+# $k_3$, on hand numbers:
+
+# %%
+_lp = torch.tensor([-1.0, -2.0], dtype=torch.float64, requires_grad=True)
+_rf, _adv, _beta = (
+    torch.tensor([-1.5, -1.5], dtype=torch.float64),
+    torch.tensor([1.0, -1.0], dtype=torch.float64),
+    0.1,
+)
+_d = _rf - _lp
+_L = -(_adv * _lp).mean() + _beta * (_d.exp() - _d - 1).mean()
+(_gr,) = torch.autograd.grad(_L, _lp)
+_formula = (-_adv + _beta * (1 - _d.detach().exp())) / 2
+print(f"loss {float(_L):.6f}; autograd grad {_gr.numpy()}; formula {_formula.numpy()}")
+assert torch.allclose(_gr, _formula)
+
+
+# %% [solution] id=grpo_loss
+def grpo_loss(
+    logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    kl_coef: float,
+    kl_estimator: str = "k3",
+) -> torch.Tensor:
+    """Simplified GRPO loss of seed 003 (to minimise), on one number per completion.
+
+    loss = -(advantages * logp).mean() + kl_coef * kl_estimate(logp, ref_logp, kl_estimator).mean()
+
+    Args:
+        logp: (N,) sequence log-probs under the policy (summed completion tokens), with gradient.
+        ref_logp: (N,) the same completions under the frozen reference; treated as a constant.
+        advantages: (N,) group-relative advantages; treated as a constant.
+        kl_coef: beta >= 0, the weight of the KL leash.
+        kl_estimator: "k1", "k2" or "k3" (see ``kl_estimate``).
+
+    Returns:
+        0-dim tensor. Both means are over all N rows passed in. No gradient flows into
+        ``ref_logp`` or ``advantages`` even if they require grad (detach them).
+    """
+    ### BEGIN SOLUTION
+    A = advantages.detach()
+    ref = ref_logp.detach()
+    pg = -(A * logp).mean()
+    kl = kl_estimate(logp, ref, kl_estimator).mean()
+    return pg + kl_coef * kl
+    ### END SOLUTION
+
+
+# %% [tests] id=test_grpo_loss points=2
+_lp = torch.tensor([-1.0, -2.0], dtype=torch.float64, requires_grad=True)
+_rf = torch.tensor([-1.5, -1.5], dtype=torch.float64)
+_ad = torch.tensor([1.0, -1.0], dtype=torch.float64)
+_out = grpo_loss(_lp, _rf, _ad, 0.0)
+assert type(_out) is torch.Tensor and _out.ndim == 0, "return a 0-dim tensor"
+assert math.isclose(float(_out.detach()), -0.5, abs_tol=1e-12), (
+    f"without KL the loss is -(A * logp).mean() = -((1)(-1) + (-1)(-2)) / 2 = -0.5, got {float(_out.detach())}: "
+    "check the sign (a loss to MINIMISE) and the mean"
+)
+_out = grpo_loss(_lp, _rf, _ad, 0.1)
+_k3 = ((math.exp(-0.5) + 0.5 - 1) + (math.exp(0.5) - 0.5 - 1)) / 2
+assert math.isclose(float(_out.detach()), -0.5 + 0.1 * _k3, rel_tol=1e-9), (
+    f"with kl_coef=0.1 and k3: expected {-0.5 + 0.1 * _k3:.7f}, got {float(_out.detach()):.7f}"
+)
+### BEGIN HIDDEN TESTS
+# k1 and k2 variants, hand values: d = ref - logp = [-0.5, 0.5]
+np.testing.assert_allclose(
+    float(grpo_loss(_lp, _rf, _ad, 0.1, "k1").detach()), -0.5 + 0.1 * 0.0, atol=1e-12
+)
+np.testing.assert_allclose(
+    float(grpo_loss(_lp, _rf, _ad, 0.2, "k2").detach()), -0.5 + 0.2 * 0.125, rtol=1e-12
+)
+# gradient: (-A + beta (1 - e^d)) / N; an A > 0 row gets a NEGATIVE gradient (raising logp lowers the loss)
+_lp.grad = None
+grpo_loss(_lp, _rf, _ad, 0.1).backward()
+np.testing.assert_allclose(
+    _lp.grad.numpy(),
+    [(-1 + 0.1 * (1 - math.exp(-0.5))) / 2, (1 + 0.1 * (1 - math.exp(0.5))) / 2],
+    rtol=1e-10,
+)
+assert float(_lp.grad[0]) < 0 < float(_lp.grad[1])
+# no gradient into the reference or the advantages
+_lp.grad = None
+_rg = _rf.clone().requires_grad_(True)
+_ag = _ad.clone().requires_grad_(True)
+grpo_loss(_lp, _rg, _ag, 0.5).backward()
+assert _rg.grad is None or float(_rg.grad.abs().sum()) == 0.0, (
+    "ref_logp must be a constant: detach it"
+)
+assert _ag.grad is None or float(_ag.grad.abs().sum()) == 0.0, (
+    "advantages must be a constant: detach them"
+)
+# zero advantages and ref == policy: zero loss; the mean is over N (not a sum)
+_z = torch.tensor([-3.0, -1.0, -2.0], dtype=torch.float64, requires_grad=True)
+assert float(grpo_loss(_z, _z.detach(), torch.zeros(3, dtype=torch.float64), 1.0).detach()) == 0.0
+np.testing.assert_allclose(
+    float(
+        grpo_loss(_z, _z.detach(), torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64), 0.0).detach()
+    ),
+    2.0,
+    rtol=1e-12,
+)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 7. `train_step` (4 points)
+#
+# One step of the trainer (`helpers.trainer.GRPOTrainer`), which calls `train_step(trainer, tasks)`
+# with `trainer.config.prompts_per_step` tasks. The trainer gives you `trainer.sample(tasks)` (K =
+# `trainer.config.k` completions per task at temperature 1, with its seeded generator),
+# `trainer.score(tasks, sample)` ((N,) rewards), `trainer.policy`, `trainer.reference`,
+# `trainer.config.kl_coef` and `trainer.update`, which takes the loss and does zero grads, backward,
+# gradient clipping and the optimizer step.
+# Seed 003's skip rule: a degenerate group teaches nothing, so it is dropped; when every group is
+# degenerate there is no forward pass and no update, and the KL and entropy entries are **NaN**
+# (nothing was measured: a zero would claim "no drift").
+
+
+# %% [solution] id=train_step
+def train_step(trainer: GRPOTrainer, tasks: list[Task]) -> dict[str, float]:
+    """One simplified-GRPO step: sample -> verify -> advantages -> update if informative.
+
+    B = len(tasks) groups of K = trainer.config.k completions; rows of task b are [b*K, (b+1)*K).
+      1. draw with trainer.sample(tasks), score with trainer.score(tasks, sample): (N,) = (B*K,)
+      2. adv = group_advantages(rewards.view(B, K)); a group is informative iff its rewards are
+         not all equal.
+      3. No informative group: return without a forward pass or trainer.update.
+      4. Otherwise, on the rows of informative groups only (degenerate groups are DROPPED, not
+         zero-weighted): logp = completion_log_prob(policy, ...) with gradient; ref_logp the same
+         with the reference under torch.no_grad(); both with the sample's input_ids,
+         attention_mask, prompt_len and position_ids. loss = grpo_loss(logp, ref_logp, adv_rows,
+         trainer.config.kl_coef) (k3); one call of trainer.update with that loss.
+
+    Returns a dict of Python numbers:
+        "reward":  mean of all N rewards (float);
+        "kl":      mean k3 estimate over the informative rows, from the same forward pass (before
+                   the update); NaN when skipped;
+        "entropy": sampled entropy: mean of -sample.logprobs over the completion tokens
+                   (sample.completion_mask) of the informative rows; NaN when skipped;
+        "skipped": number of degenerate groups (int); "groups": B (int);
+        "loss":    the loss value (float); NaN when skipped.
+    """
+    ### BEGIN SOLUTION
+    B, K = len(tasks), trainer.config.k
+    sample = trainer.sample(tasks)
+    rewards = trainer.score(tasks, sample)  # (N,)
+    grouped = rewards.view(B, K)  # (B, K)
+    adv = group_advantages(grouped).reshape(-1)  # (N,)
+    informative = grouped.max(dim=1).values != grouped.min(dim=1).values  # (B,)
+    out = {
+        "reward": float(rewards.mean()),
+        "kl": math.nan,
+        "entropy": math.nan,
+        "skipped": int((~informative).sum()),
+        "groups": B,
+        "loss": math.nan,
+    }
+    if not bool(informative.any()):
+        return out
+    rows = informative.repeat_interleave(K)  # (N,) bool
+    ids, mask = sample.input_ids[rows], sample.attention_mask[rows]
+    pos, P = sample.position_ids[rows], sample.prompt_len
+    logp = completion_log_prob(trainer.policy, ids, mask, P, pos)  # (n,)
+    with torch.no_grad():  # the reference is a constant of the loss
+        ref_logp = completion_log_prob(trainer.reference, ids, mask, P, pos)  # (n,)
+    loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
+    kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
+    trainer.update(loss)
+    cm = sample.completion_mask[rows].float()
+    entropy = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
+    out.update(kl=float(kl), entropy=float(entropy), loss=float(loss.detach()))
+    return out
+    ### END SOLUTION
+
+
+# %% [tests] id=test_train_step points=4
+def _tiny_trainer(verifier, seed=0, **cfg):
+    """A tiny random Qwen3 with LoRA (B initialised non-zero) and its frozen copy as reference."""
+    net, tok = tiny_lm(seed)
+    ref = load_reference(net)
+    pol = add_lora(net, r=4, alpha=8, seed=seed)
+    with torch.no_grad():
+        for n_, p_ in pol.named_parameters():
+            if "lora_B" in n_:
+                p_.normal_(0, 0.05, generator=torch.Generator().manual_seed(seed))
+    conf = TrainerConfig(
+        **{"k": 4, "max_new_tokens": 4, "prompts_per_step": 2, "lr": 1e-2, "seed": seed, **cfg}
+    )
+    return GRPOTrainer(pol, ref, tok, make_tasks("arithmetic_choice", 6, "train", 0), verifier,
+                       train_step=train_step, config=conf)  # fmt: skip
+
+
+def _always(v):
+    return lambda task, completion: v
+
+
+_tr = _tiny_trainer(_always(1.0))
+_before = {n_: p_.detach().clone() for n_, p_ in _tr.policy.named_parameters()}
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    _row = _tr.run_step()
+for _key in ("reward", "kl", "entropy", "skipped", "groups"):
+    assert _key in _row, f"train_step must return {_key!r}"
+assert _row["skipped"] == 2 and _row["groups"] == 2, (
+    f"all rewards equal: both groups are degenerate, expected skipped=2 of groups=2, got {_row}"
+)
+assert math.isnan(_row["kl"]) and math.isnan(_row["entropy"]), (
+    f"a step that measured nothing must report NaN kl/entropy (not 0): got kl={_row['kl']}, entropy={_row['entropy']}"
+)
+assert _tr.updates == 0, "no optimizer step may run when every group is degenerate"
+assert all(torch.equal(_before[n_], p_) for n_, p_ in _tr.policy.named_parameters()), (
+    "parameters changed on a skipped step"
+)
+### BEGIN HIDDEN TESTS
+from helpers.reference import fingerprint as _fp
+
+
+def _mixed(task, completion):
+    """First group always 1 (degenerate), other groups: 1 iff the first character's code is even."""
+    if task.prompt == _FIRST[0]:
+        return 1.0
+    return float(len(completion) > 0 and ord(completion[0]) % 2 == 0)
+
+
+def _seq_logp(net, sample, r):
+    """Independent: the completion's log-prob of row r, scored unpadded one prefix at a time."""
+    real = sample.input_ids[r][sample.attention_mask[r] == 1]
+    n_prompt = int(sample.prompt_mask[r].sum())
+    total = 0.0
+    with torch.inference_mode():
+        lp = net(input_ids=real[None, :]).logits[0].float().log_softmax(-1)  # (L, V)
+        for j in range(n_prompt, len(real)):
+            total += float(lp[j - 1, real[j]])
+    return total
+
+
+for _seed in (0, 1, 2):
+    _FIRST = [_tiny_trainer(_always(0.0), seed=_seed).next_tasks()[0].prompt]  # same seeded order
+    _tr = _tiny_trainer(_mixed, seed=_seed, kl_coef=0.3)
+    _calls = []
+    _orig_update = _tr.update
+
+    def _spy(loss, _c=_calls):  # record the loss, do not step
+        _c.append(loss)
+        return 0.0
+
+    _tr.update = _spy
+    _hrow = _tr.run_step()
+    _r = _tr.last_rewards.view(2, 4)
+    _inf = _r.max(1).values != _r.min(1).values
+    if int(_inf.sum()) != 1 or _tr.last_sample is None:
+        continue  # need exactly one informative group for this check; try the next seed
+    break
+else:
+    raise AssertionError("test set-up: no seed gave exactly one informative group")
+assert _hrow["skipped"] == 1 and _hrow["groups"] == 2, _hrow
+assert len(_calls) == 1, f"trainer.update must be called exactly once, got {len(_calls)} calls"
+_s2 = _tr.last_sample
+_rows = [i for i in range(8) if bool(_inf[i // 4])]
+_lp_pol = np.array([_seq_logp(_tr.policy, _s2, i) for i in _rows])
+_lp_ref = np.array([_seq_logp(_tr.reference, _s2, i) for i in _rows])
+_rr = _r[_inf].reshape(-1).double().numpy()
+_A = (_rr - _rr.mean()) / (_rr.std() + 1e-6)
+_dd = _lp_ref - _lp_pol
+_k3 = np.exp(_dd) - _dd - 1
+_want = -(_A * _lp_pol).mean() + 0.3 * _k3.mean()
+np.testing.assert_allclose(float(_calls[0].detach()), _want, rtol=1e-4, atol=1e-5)
+np.testing.assert_allclose(_hrow["kl"], _k3.mean(), rtol=1e-4, atol=1e-6)
+_cm = _s2.completion_mask[_rows].float()
+np.testing.assert_allclose(
+    _hrow["entropy"], float(-(_s2.logprobs[_rows] * _cm).sum() / _cm.sum()), rtol=1e-5
+)
+np.testing.assert_allclose(_hrow["reward"], float(_tr.last_rewards.mean()), rtol=1e-6)
+assert _calls[0].requires_grad, "the loss passed to trainer.update must carry the policy's gradient"
+# a real step: only LoRA weights move, the reference does not
+_tr.update = _orig_update
+_ref_fp = _fp(_tr.reference)
+_hbefore = {n_: p_.detach().clone() for n_, p_ in _tr.policy.named_parameters()}
+_hrow = _tr.run_step()
+if _hrow["skipped"] < _hrow["groups"]:
+    assert _tr.updates == 1
+    _moved = [n_ for n_, p_ in _tr.policy.named_parameters() if not torch.equal(_hbefore[n_], p_)]
+    assert _moved and all("lora_" in n_ for n_ in _moved), _moved[:3]
+assert _fp(_tr.reference) == _ref_fp and not any(
+    p_.requires_grad for p_ in _tr.reference.parameters()
+)
+_tr.check_reference()
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 9.5.4 Lab, part 2: simplified GRPO on BaseLM
+#
+# BaseLM is this course's small "pretrained" model: a 4-layer Qwen3-architecture transformer
+# (about 1.6M parameters) with a character tokenizer, pretrained on your machine by `./baselm.sh`
+# on a synthetic corpus with deliberate flaws (a position bias in arithmetic choices, unclosed JSON
+# for some items), so that its groups mix successes and failures. Its own passport records the
+# corpus hash, the training settings and the weights hash.
+#
+# Every experiment below gets a **fresh pair**: a BaseLM with rank-8 LoRA adapters on the query and
+# value projections (base frozen; the adapters start at a zero delta, with their random $A$ drawn
+# from a fixed seed), and a *second*, untouched BaseLM as the frozen reference. One pair is
+# released (`del` + `gc.collect()`) before the next is loaded, so runs cannot leak into each other
+# and memory does not pile up. Each run writes its passport (trainer config, data-and-verifier
+# passport, update contract, hashes of the initial adapters and the base weights) and its history
+# into `runs/<name>/`.
+
+# %%
+HAVE_BASELM = RUN_LABS and BASELM_OK
+if not HAVE_BASELM:
+    print(
+        "BaseLM lab skipped:", "autograder run" if not RUN_LABS else f"no artifact ({BASELM_WHY})"
+    )
+else:
+    BASELM_PASSPORT = json.loads((baselm_dir() / "passport.json").read_text())
+    print(BASELM_PASSPORT["name"], "| params", BASELM_PASSPORT["model"]["parameters"],
+          "| weights sha256", BASELM_PASSPORT["weights_sha256"][:16], "| versions", BASELM_PASSPORT["versions"])  # fmt: skip
+    for fam, fig_ in BASELM_PASSPORT["figures"].items():
+        print(f"  {fam}: greedy held-out pass {fig_['greedy_pass_rate']:.2f}, informative groups "
+              f"{fig_['informative_fraction']:.2f} (measured when BaseLM was built)")  # fmt: skip
+
+N_EVAL = 32 if SMOKE else 100  # held-out prompts for the greedy pass rate
+STEPS = {"format": 4 if SMOKE else 10, "arith": 8 if SMOKE else 80, "sweep": 30}
+ARITH_CONFIG = TrainerConfig(
+    k=8,
+    max_new_tokens=8,
+    temperature=1.0,
+    lr=1e-3,
+    kl_coef=0.05,
+    prompts_per_step=4,
+    seed=0,
+    grad_clip=1.0,
+)
+print("steps per run:", STEPS, "| held-out prompts:", N_EVAL)
+
+
+def fresh_pair(lora_seed: int = 0):
+    """(LoRA policy on a fresh BaseLM, a second frozen BaseLM as reference, tokenizer)."""
+    base, tok = load_baselm()
+    policy = add_lora(base, r=8, alpha=16, target_modules=("q_proj", "v_proj"), seed=lora_seed)
+    ref = load_reference(load_baselm)  # a separate copy, requires_grad False, eval mode
+    return policy, ref, tok
+
+
+def unique_tasks(tasks: list[Task]) -> list[Task]:
+    """Drop repeated prompts (held-out pools can be small), keeping the first occurrence."""
+    seen, out = set(), []
+    for t in tasks:
+        if t.prompt not in seen:
+            seen.add(t.prompt)
+            out.append(t)
+    return out
+
+
+def adapter_hash(model) -> str:
+    return tensor_hash(torch.cat([v.flatten() for v in adapter_state(model).values()]))
+
+
+def step_ready() -> bool:
+    """True when your graded step functions run: a one-step probe on the tiny random model."""
+    try:
+        net, tk = tiny_lm(0)
+        probe = GRPOTrainer(add_lora(net), load_reference(tiny_lm(0)[0]), tk,
+                            make_tasks("arithmetic_choice", 2), lambda task, c: float(len(c) % 2),
+                            train_step=train_step, config=TrainerConfig(k=4, max_new_tokens=3))  # fmt: skip
+        probe.run_step()
+        return True
+    except NotImplementedError:
+        print(
+            "The BaseLM runs need your train_step and its pieces (part 2 above); they are skipped."
+        )
+        return False
+
+
+RUN_BASELM = HAVE_BASELM and step_ready()
+
+# %% [markdown]
+# ### Exercise 1: build the LoRA policy and baseline it
+#
+# Trainable fraction first; then two refusals (seed 003's pitfalls "a reference model that isn't
+# frozen" and "optimising every BaseLM parameter"); then the greedy held-out baseline and the
+# **initial pass-rate distribution**: per held-out prompt, the share of $K=8$ samples at $T=1$ that
+# pass. That histogram decides how much signal the groups will carry (lesson 9.1's $P_{\text{info}}$)
+# and belongs in the data passport.
+
+# %%
+if HAVE_BASELM:
+    policy, ref, tok = fresh_pair(lora_seed=0)
+    n_tr, n_all, frac = (sum(p.numel() for p in policy.parameters() if p.requires_grad),
+                         sum(p.numel() for p in policy.parameters()), None)  # fmt: skip
+    print(describe_trainable(policy))
+    print(f"trainable fraction = {n_tr} / {n_all} = {n_tr / n_all:.4%}")
+    fmt_train = make_tasks("format", 64, "train", 0)
+    for label, make in [
+        ("raw, unfrozen BaseLM as the policy", lambda: GRPOTrainer(load_baselm()[0], ref, tok, fmt_train, verify_format, train_step=train_step)),
+        ("a reference with trainable weights", lambda: GRPOTrainer(policy, load_baselm()[0], tok, fmt_train, verify_format, train_step=train_step)),
+    ]:  # fmt: skip
+        try:
+            make()
+            print(f"{label}: accepted (unexpected)")
+        except ValueError as e:
+            print(f"{label}: refused -> {str(e)[:150]}...")
+
+
+def initial_pass_rates(policy, tok, tasks, verifier, k=8, seed=123) -> np.ndarray:
+    """Per-task share of k samples (T = 1, own generator) that pass: the initial difficulty profile."""
+    s = sample_groups(policy, tok, [t.prompt for t in tasks], k, max_new_tokens=8,
+                      generator=torch.Generator().manual_seed(seed))  # fmt: skip
+    r = torch.tensor([verifier(tasks[g], c) for g, c in zip(s.group.tolist(), s.texts)])
+    return r.view(len(tasks), k).mean(dim=1).numpy()
+
+
+if HAVE_BASELM:
+    ar_held = unique_tasks(make_tasks("arithmetic_choice", N_EVAL, "heldout", 0))
+    fmt_held = unique_tasks(make_tasks("format", 60, "heldout", 0))
+    base_trainer = GRPOTrainer(policy, ref, tok, fmt_train, verify_format, train_step=train_step,
+                               config=TrainerConfig(max_new_tokens=12))  # fmt: skip
+    print(
+        f"greedy held-out pass rate, format ({len(fmt_held)} items): {base_trainer.evaluate(fmt_held):.3f}"
+    )
+    print(f"greedy held-out pass rate, arithmetic choice ({len(ar_held)} prompts): "
+          f"{base_trainer.evaluate(ar_held, verifier=verify_arithmetic, max_new_tokens=8):.3f}")  # fmt: skip
+    INITIAL = initial_pass_rates(policy, tok, ar_held[:48], verify_arithmetic)
+    fig, ax = plt.subplots(figsize=(5, 2.6))
+    ax.hist(INITIAL, bins=np.linspace(0, 1, 10), edgecolor="k")
+    ax.set_xlabel("per-prompt pass rate at T=1 (K=8)")
+    ax.set_ylabel("held-out prompts")
+    ax.set_title("initial pass-rate distribution, arithmetic choice", fontsize=10)
+    plt.show()
+    p_info = float(np.mean(1 - INITIAL**8 - (1 - INITIAL) ** 8))
+    print(f"mean per-prompt P_info(p, 8) from these rates: {p_info:.2f}")
+    del base_trainer, policy, ref
+    gc.collect()
+
+# %% [markdown]
+# One function runs every experiment the same way: fresh pair, passport, baseline, training with
+# the dashboard, final greedy evaluation scored by every verifier given, samples, saved files, and
+# the pair released.
+
+
+# %%
+def run_experiment(name: str, family: str, verifier, config: TrainerConfig, steps: int,
+                   eval_verifiers: dict, lora_seed: int = 0, n_train: int = 256) -> dict:  # fmt: skip
+    """One BaseLM run from a fresh pair; returns plain data (the models are released)."""
+    policy, ref, tok = fresh_pair(lora_seed)
+    train = make_tasks(family, n_train, "train", config.seed)
+    held = unique_tasks(make_tasks(family, N_EVAL if family != "format" else 60, "heldout", 0))
+    trainer = GRPOTrainer(policy, ref, tok, train, verifier, train_step=train_step, config=config)
+    init = {"adapters": adapter_hash(policy), "base": base_state_hash(policy)}
+    budget = config.eval_max_new_tokens or config.max_new_tokens
+
+    def greedy():  # one greedy pass, scored by every verifier
+        _, rows = trainer.evaluate(held, max_new_tokens=budget, return_samples=True)
+        return [
+            (t, c, {n: v(t, c) for n, v in eval_verifiers.items()})
+            for t, (_, c, _) in zip(held, rows)
+        ]
+
+    before = greedy()
+    dash = Dashboard()
+    first_eval = next(iter(eval_verifiers.values()))
+    trainer.train(
+        steps,
+        dashboard=dash,
+        eval_tasks=held,
+        eval_every=max(1, steps // 4),
+        eval_verifier=first_eval,
+    )
+    after = greedy()
+    rate = {when: {n: float(np.mean([r[n] for _, _, r in rows])) for n in eval_verifiers}
+            for when, rows in (("before", before), ("after", after))}  # fmt: skip
+    passport = trainer.passport(
+        experiment=name,
+        data=data_passport(family, train, held, verifier, config.seed),
+        update=UPDATE_CONTRACT,
+        initial_weights={"adapters": init["adapters"], "base": init["base"],
+                         "baselm_sha256": json.loads((baselm_dir() / "passport.json").read_text())["weights_sha256"]},
+        evaluation={"verifiers": {n: v.passport for n, v in eval_verifiers.items()},
+                    "decoding": "greedy", "max_new_tokens": budget, "pass_rate": rate},
+        lora={"r": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"], "seed": lora_seed},
+    )  # fmt: skip
+    out_dir = RUN_DIR / name
+    save_passport(passport, out_dir / "passport.json")
+    dash.to_json(out_dir / "history.json")
+    h = trainer.history
+    result = {
+        "name": name, "passport": passport, "history": dash.history, "rate": rate,
+        "before": before, "after": after, "trainable": describe_trainable(policy),
+        "attempts": int(sum(h["groups"])), "skips": int(sum(h["skipped"])), "updates": trainer.updates,
+        "last_sample": list(zip(trainer.last_sample.texts, trainer.last_rewards.tolist())),
+        "base_unchanged": base_state_hash(policy) == init["base"],
+    }  # fmt: skip
+    trainer.check_reference()  # the reference is bit-for-bit what was loaded
+    del trainer, policy, ref  # release the pair before the next experiment
+    gc.collect()
+    print(f"{name}: {result['attempts']} groups attempted, {result['skips']} skipped, "
+          f"{result['updates']} updates; saved to {out_dir}")  # fmt: skip
+    return result
+
+
+def report(res: dict) -> None:
+    """Held-out pass rates before/after and the training diagnostics of a run."""
+    print(f"== {res['name']} | {res['trainable']}")
+    for n in res["rate"]["before"]:
+        print(
+            f"  held-out greedy pass ({n}): {res['rate']['before'][n]:.3f} -> {res['rate']['after'][n]:.3f}"
+        )
+    h = res["history"]
+    nan_kl = int(np.isnan(np.array(h["kl"], dtype=float)).sum())
+    print(f"  training reward first/last 3 steps: {np.mean(h['reward'][:3]):.2f} / {np.mean(h['reward'][-3:]):.2f}; "
+          f"KL last {np.nanmean(h['kl'][-3:]) if nan_kl < len(h['kl']) else float('nan'):.4f}; "
+          f"steps with no measurement (NaN KL): {nan_kl}; base weights unchanged: {res['base_unchanged']}")  # fmt: skip
+
+
+# %% [markdown]
+# ### Exercise 2: smoke-test the loop on the format task
+#
+# Ten rollout steps against `verify_format` (did the completion close the prompt's `{"answer":`
+# object?). A degenerate group is a *rollout* but not an *update*: report attempts and skips. The
+# result is the held-out pass rate before and after; the training reward and the skip count are
+# diagnostics of the loop, not the result.
+
+# %%
+fmt_res = None
+if RUN_BASELM:
+    fmt_cfg = TrainerConfig(
+        k=8, max_new_tokens=12, lr=2e-3, kl_coef=0.05, prompts_per_step=2, seed=0
+    )
+    fmt_res = run_experiment("format_smoke", "format", verify_format, fmt_cfg, STEPS["format"],
+                             {"format": verify_format})  # fmt: skip
+    report(fmt_res)
+    print("held-out greedy completions after:", [c for _, c, _ in fmt_res["after"][:4]])
+
+# %% [markdown]
+# ### Exercise 3: the main run, arithmetic choice
+#
+# A fresh pair (the format run's adapters are gone). Each prompt gives a two-digit addition and two
+# options; the final-answer verifier scores the last integer of the completion. The result is the
+# held-out greedy pass rate; read it with the reward, KL, sampled entropy, skips and the
+# completions themselves. Improvement is an empirical question, not a promise: a short run on a
+# 1.6M-parameter model can also stay flat.
+
+# %%
+main_res = None
+if RUN_BASELM:
+    main_res = run_experiment("arith_main", "arithmetic_choice", verify_arithmetic, ARITH_CONFIG,
+                              STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
+    report(main_res)
+    display(plot_dashboard(main_res["history"], title="BaseLM arithmetic choice: simplified GRPO"))
+    print("last training group (completion, reward):", main_res["last_sample"][:8])
+    print("greedy held-out after (prompt -> completion, strict):")
+    for t, c, r in main_res["after"][:6]:
+        print(f"  {t.prompt} -> {c!r}  {r['strict']:.0f}")
+
+# %% [markdown]
+# Two things to read in the dashboard. **Gaps are not zeros:** on a step whose groups were all
+# degenerate nothing was rescored, so `kl` and `entropy` are NaN there and their panels say "not
+# measured" (a 0 would claim "no drift from the reference"). **The reward is a claim:** it is the
+# verifier's opinion of *sampled training* completions; the evidence is the held-out greedy pass
+# rate and the samples.
+#
+# ### Exercise 4: audit a sloppy verifier
+#
+# Reset to the **same** seeded initialisation (same LoRA seed, same trainer seed, same prompts) and
+# change only the reward: `verify_arithmetic_sloppy` gives 1 when the answer appears *anywhere* in
+# the completion. Then score the result with both verifiers. Before reading any number, check that
+# the comparison is clean: the two passports must differ in the verifier and in nothing that
+# decides the start.
+
+# %%
+sloppy_res = None
+if RUN_BASELM:
+    sloppy_res = run_experiment("arith_sloppy", "arithmetic_choice", verify_arithmetic_sloppy, ARITH_CONFIG,
+                                STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
+    report(sloppy_res)
+    d = diff_passports(main_res["passport"], sloppy_res["passport"])
+    start = {k: v for k, v in d.items() if k.startswith(("config", "extra.initial_weights", "extra.lora",
+                                                          "extra.reference_fingerprint", "extra.tasks"))}  # fmt: skip
+    print(
+        "fields that differ:",
+        sorted(k for k in d if not k.startswith("extra.evaluation.pass_rate")),
+    )
+    print("differences in what decides the start (must be none):", start)
+    assert not start and any(k.startswith("verifier") for k in d)
+    assert (
+        main_res["passport"]["extra"]["initial_weights"]
+        == sloppy_res["passport"]["extra"]["initial_weights"]
+    )
+
+# %% [markdown]
+# Now the audit proper. Greedy held-out generations of the sloppy-trained policy, scored by both
+# verifiers, and the completions on which they disagree (sloppy says 1, strict says 0): those are
+# the exploit, if the run found one. A finite run may not find it, and that is a result too, to be
+# reported as "not found in N steps", not "the verifier is safe".
+
+# %%
+if RUN_BASELM:
+    for res in (main_res, sloppy_res):
+        rows = res["after"]
+        hacked = [(t.prompt, c) for t, c, r in rows if r["sloppy"] == 1 and r["strict"] == 0]
+        print(f"{res['name']}: strict {res['rate']['after']['strict']:.3f}, sloppy {res['rate']['after']['sloppy']:.3f}; "
+              f"sloppy-only passes (exploit candidates): {len(hacked)} of {len(rows)}")  # fmt: skip
+        for pr, c in hacked[:5]:
+            print(f"    {pr} -> {c!r}")
+    print("sloppy run, greedy held-out generations:")
+    for t, c, r in sloppy_res["after"][:8]:
+        print(f"  {t.prompt} -> {c!r}   strict {r['strict']:.0f} sloppy {r['sloppy']:.0f}")
+    print("sloppy run, last training group:", sloppy_res["last_sample"][:8])
+
+# %% [markdown]
+# **Closing the specification gap.** The intended property is "the completion commits to the
+# correct option". The final-answer verifier is closer to it than the substring rule, but it still
+# accepts `" 79 or 81"` (it reads the last integer). A patch states the property as a rule: the
+# completion, stripped of spaces and one trailing period, must be a single integer, it must be one
+# of the two options, and it must be the sum. The patch is a new verifier with its own name,
+# version and passport, and it is tested on the review sample *and* on the audit's completions
+# before it is used for training. Note what it costs: `" The answer is 81"` becomes a false
+# negative. Stricter is not free; the passport records the trade.
+
+
+# %%
+def _exact_choice(task: Task, completion, *, max_chars: int) -> Verdict:
+    if not isinstance(completion, str):
+        return Verdict(0.0, "invalid_input")
+    if len(completion) > max_chars:
+        return Verdict(0.0, "too_long")
+    text = completion.strip().removesuffix(".").strip()
+    if not text.isdigit() or len(text) > 6:
+        return Verdict(
+            0.0, "parse_error" if last_number(text) else "no_answer", {"text": text[:40]}
+        )
+    value = int(text)
+    options = task.meta.get("options", ())
+    if value not in options:
+        return Verdict(0.0, "wrong", {"value": value, "not_an_option": True})
+    ok = value == int(task.answer)
+    return Verdict(float(ok), "correct" if ok else "wrong", {"value": value})
+
+
+verify_choice_exact = Verifier(
+    "arithmetic_choice_exact",
+    "1.0",
+    (
+        "completion stripped of spaces and one trailing '.' must be a single integer (ASCII digits)",
+        "the integer must be one of the task's two options, and equal to task.answer",
+        "anything else (words, several numbers, both options) scores 0 with its category",
+        "completions over max_chars characters are too_long; non-str is invalid_input",
+    ),
+    {"max_chars": 200},
+    _exact_choice,
+)
+print("patch on the review sample:", review_rates(verify_choice_exact))
+for c, y in REVIEW:
+    print(f"  {c!r:<22} label {y}  exact {verify_choice_exact(REVIEW_TASK, c):.0f}")
+if RUN_BASELM:
+    rows = sloppy_res["after"]
+    exact = np.mean([verify_choice_exact(t, c) for t, c, _ in rows])
+    print(f"sloppy-trained policy, held-out greedy: strict {sloppy_res['rate']['after']['strict']:.3f}, "
+          f"sloppy {sloppy_res['rate']['after']['sloppy']:.3f}, patched {exact:.3f}")  # fmt: skip
+    print("patch passport:", verify_choice_exact.passport["config_hash"])
+
+# %% [markdown]
+# ### Exercise 5 (optional): remove the KL leash
+#
+# A fresh arithmetic run with $\beta=0$, everything else identical. Check held-out behaviour, KL,
+# sampled entropy and generations. Do not expect a short run to collapse visibly; what the leash
+# limits is *unscored* drift, which a short run may not accumulate. Skipped under `COURSE_SMOKE`.
+
+# %%
+nokl_res = None
+if RUN_BASELM and not SMOKE:
+    from dataclasses import replace
+
+    nokl_res = run_experiment("arith_no_kl", "arithmetic_choice", verify_arithmetic,
+                              replace(ARITH_CONFIG, kl_coef=0.0), STEPS["arith"],
+                              {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
+    report(nokl_res)
+    fig, axes = plt.subplots(1, 3, figsize=(11, 2.8), layout="constrained")
+    for res, lab_ in ((main_res, "beta = 0.05"), (nokl_res, "beta = 0")):
+        for ax, key in zip(axes, ("reward", "kl", "entropy")):
+            ax.plot(res["history"]["step"], res["history"][key], marker="o", ms=3, label=lab_)
+            ax.set_title(key, fontsize=9)
+    axes[0].legend(fontsize=8)
+    plt.show()
+else:
+    print("no-KL run skipped (COURSE_SMOKE or no BaseLM)")
+
+# %% [markdown]
+# ### Exercise 6 (optional): group size at a fixed rollout budget
+#
+# Sixteen completions per step, spent as $K=2$ on 8 prompts, $K=8$ on 2 prompts or $K=16$ on 1
+# prompt, for the same number of steps. Larger $K$ makes an all-equal group less likely (lesson 9.1:
+# $1-p^K-(1-p)^K$) but sees fewer prompts. Measure the degenerate-group frequency, the rewards'
+# spread and the held-out result rather than assuming a universal best $K$. Skipped under
+# `COURSE_SMOKE`.
+
+# %%
+sweep = {}
+if RUN_BASELM and not SMOKE:
+    from dataclasses import replace
+
+    for K, n_prompts in tqdm([(2, 8), (8, 2), (16, 1)], desc="group-size sweep"):
+        cfg = replace(ARITH_CONFIG, k=K, prompts_per_step=n_prompts)
+        res = run_experiment(f"sweep_K{K}", "arithmetic_choice", verify_arithmetic, cfg, STEPS["sweep"],
+                             {"strict": verify_arithmetic})  # fmt: skip
+        h = res["history"]
+        sweep[K] = {
+            "degenerate_frac": res["skips"] / res["attempts"],
+            "reward_std": float(np.mean(h["reward_std"])),
+            "rows_in_updates_per_step": float(
+                np.mean([(g - s) * K for g, s in zip(h["groups"], h["skipped"])])
+            ),
+            "heldout_after": res["rate"]["after"]["strict"],
+        }
+    print(json.dumps(sweep, indent=1))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 2.6), layout="constrained")
+    for ax, key in zip(axes, ("degenerate_frac", "rows_in_updates_per_step", "heldout_after")):
+        ax.bar([str(K) for K in sweep], [sweep[K][key] for K in sweep])
+        ax.set_title(key, fontsize=9)
+        ax.set_xlabel("K")
+    plt.show()
+else:
+    print("group-size sweep skipped (COURSE_SMOKE or no BaseLM)")
+
+# %% [markdown]
+# ## Level B (optional): GRPO on a real model with TRL
+#
+# The real-model branch of seed 000 is **disabled by default**. It targets Qwen/Qwen3-0.6B with LoRA
+# and TRL's `GRPOTrainer` on a free Colab T4; here, with `RUN_REAL_MODEL = False`, the same code
+# path is pointed at BaseLM so that its configuration can be built and inspected on a CPU.
+# `helpers.level_b` passes **every** argument that shapes the objective to TRL explicitly (the
+# advantage scaling, `loss_type`, clip ranges, `beta`, iterations, generation settings, batch
+# geometry, optimiser): a library default is a fact about one release, not a specification. This
+# branch was not run for the course's release checks: no runtime, memory or quality result is
+# claimed for it. Before a Colab run, re-check the CUDA image, the model, the package versions and
+# every `GRPOConfig` argument against the current documentation.
+
+# %%
+RUN_REAL_MODEL = False
+SMOKE_MODE = True
+
+try:
+    from helpers import level_b
+except ImportError as e:  # the module is optional; the rest of the lesson does not need it
+    level_b = None
+    print(f"helpers.level_b is not available in this bundle ({e}); the level-B section is skipped.")
+
+if level_b is not None and (RUN_REAL_MODEL or BASELM_OK):
+    cfg = level_b.default_config(
+        model_id="Qwen/Qwen3-0.6B" if RUN_REAL_MODEL else str(baselm_dir()), smoke=SMOKE_MODE
+    )
+    lb_passport = level_b.passport(cfg)
+    save_passport(lb_passport, RUN_DIR / "level_b" / "passport.json")
+    held = lb_passport["extra"]["grpo_config"]
+    print(f"model {cfg.model_id} | passport config_hash {lb_passport['config_hash']} | "
+          f"{len(held)} GRPOConfig arguments set explicitly:")  # fmt: skip
+    print(", ".join(f"{k}={v}" for k, v in held.items()))
+    if RUN_REAL_MODEL:
+        result = level_b.run(cfg)
+        display(plot_dashboard(result["history"], title="level B: TRL GRPOTrainer"))
+elif level_b is not None:
+    print(
+        "level B needs the BaseLM artifact for its CPU configuration; see the fix printed at the top."
+    )
+
+# %% [markdown]
+# ## 9.5.5 Conclusions and the module's boundary
+#
+# 1. **RLVR is a feedback regime; GRPO is a family of updates.** One names where the reward comes
+#    from (a checkable outcome), the other how a group of rewards becomes a gradient. Neither
+#    defines the other: this lesson ran two different "GRPO"s on the same kind of reward.
+# 2. **A verifiable reward is still a proxy.** Extraction, canonicalisation, tests and the
+#    execution environment are part of the training contract: the audit above changed nothing but
+#    the verifier and measured what that alone does.
+# 3. **The group mean replaces a learned critic, not credit assignment.** Every token of a response
+#    receives that response's advantage.
+# 4. **Old, current and reference policies play different roles.** The ratio's denominator is the
+#    distribution that actually sampled the token, after every processing step (9.5.2's rescoring
+#    check).
+# 5. **Normalisation is not neutral.** Dividing by a group's std, or a response's length, decides
+#    how much each prompt and each token weighs (9.5.3's gradient-scale check).
+# 6. **Dr. GRPO, DAPO and GSPO change different parts of the protocol;** compare them by their full
+#    objective and reduction, as the update passport writes them.
+# 7. **Entropy, response diversity, pass@k and the informative-group rate are different
+#    diagnostics.** The GRU lab raised training accuracy while three of them fell.
+# 8. **Longer output is not better reasoning, and a truncated response is not a wrong one;** the
+#    stop reason is a field of the rollout record.
+# 9. **Elicitation versus discovery** needs matched sampling budgets and a look at the
+#    trajectories, not one pass@1 number.
+# 10. **A smoke run proves that the loop executes.** It reproduces no large-scale result, and this
+#     lesson's runs claim none.
+#
+# **Where the course goes next.** Best-of-N, self-consistency and search are developed in Module 10
+# ("Search, verification, and test-time compute"); distributed generation, policy versions and
+# rollout economics in Module 12 ("RL infrastructure for LLMs"); the statistics of evaluation,
+# reward hacking and safety in Module 13 ("Evaluating RL systems for LLMs"). Entropy and KL are
+# treated formally in the Information Theory for ML course (Modules 2, 3 and 8). This module
+# stands on its own: every definition its exercises use was introduced in 9.1-9.5.
+
+# %% [markdown]
+# ## Assessment
+#
+# Eight assessment steps. Two are the graded code above (9.5.A5, part 1: advantages, KL estimator,
+# clipped loss, lab diagnostics; 9.5.A6, part 2: completion log-probs, the simplified loss, the
+# training step). Below: four self-checks (not graded; the explanation appears after your first
+# attempt) and three written answers (9.5.A7, 9.5.A8a, 9.5.A8b), graded by hand.
+#
+# **9.5.A1** (self-check)
+
+# %%
+selfcheck.choice(
+    "You must recompute the clipped loss of a logged rollout batch next week, without regenerating. "
+    "Which record field can you NOT reconstruct afterwards from the checkpoint alone?",
+    [
+        "The completion tokens and the action mask",
+        "The log-probs under the behaviour policy as it actually sampled (after temperature, masks, "
+        "top-p, in that library version and precision)",
+        "The reference log-probs, if the reference checkpoint is kept",
+        "The group id of each completion",
+    ],
+    1,
+    "Tokens, mask and group ids are stored data. Reference log-probs can be recomputed from a kept, "
+    "frozen reference. The behaviour log-probs depend on the exact sampling stack (processing order, "
+    "precision, library version): rescoring later may not reproduce them, which is why the rollout "
+    "record stores them at sampling time and measures the generator/trainer mismatch.",
+)
+
+# %% [markdown]
+# **9.5.A2** (self-check, numeric)
+
+# %%
+selfcheck.numeric(
+    "A rollout budget of 64 completions per step; every prompt has success probability p = 0.2. "
+    "Spent as K = 2 on 32 prompts, how many informative groups do you expect per step? (2 decimals; "
+    "for comparison, K = 8 on 8 prompts gives 8 * (1 - 0.2**8 - 0.8**8) = 6.66)",
+    32 * (1 - 0.2**2 - 0.8**2),
+    "P_info(0.2, 2) = 1 - 0.04 - 0.64 = 0.32, times 32 groups = 10.24 informative groups, each of only "
+    "two completions (one success, one failure). K = 8 gives fewer informative groups (6.66) but each "
+    "holds 8 completions and a finer baseline. Which is better is an empirical question (exercise 6).",
+    tol=0.01,
+)
+
+# %% [markdown]
+# **9.5.A3** (self-check)
+
+# %%
+selfcheck.choice(
+    "A report trained a 7B model with G = 16, beta = 0.04, temperature 1.0 and lr = 1e-6. You move to "
+    "a 0.6B model with LoRA on a T4 and a sequence-sum loss. What is the sound starting point?",
+    [
+        "Copy all five values: they are the published recipe",
+        "Copy G and beta, scale the learning rate by the model-size ratio",
+        "Treat them as one data point: choose the loss reduction first, then tune lr and beta for it "
+        "with a smoke run and the dashboard, recording every value in the passport",
+        "Set beta = 0 because R1-Zero used no KL",
+    ],
+    2,
+    "The values were tuned jointly with that model, reward scale, sequence length, batch and loss "
+    "normalisation; a sequence-sum loss alone rescales the gradient by the response length (9.5.3). "
+    "And the R1 report's objective does allow a KL term: 'no KL' is not established by it.",
+)
+
+# %% [markdown]
+# **9.5.A4** (self-check)
+
+# %%
+selfcheck.choice(
+    "The GRU lab's smoke run: training accuracy 0.47 -> 0.73, train pass@4 0.92 -> 0.75, entropy "
+    "0.25 -> 0.04, held-out greedy accuracy down. Which conclusion does the dashboard support?",
+    [
+        "The update worked: accuracy is what the reward measures",
+        "The policy concentrated on fewer answers per prompt: more single samples pass, fewer prompts "
+        "are solved by at least one of four, and the gain did not transfer to new combinations",
+        "GRPO always collapses, so the clipped objective is wrong",
+        "Entropy fell because the KL term pulled the policy to the reference",
+    ],
+    1,
+    "Rising pass@1-like accuracy with falling pass@k, entropy and coverage is concentration; the "
+    "held-out drop says it was not a better algorithm. The profile is tuned to fail (beta = 0, high "
+    "lr, 4 epochs, a small pool): it shows that a serious evaluation stack must detect this, not that "
+    "GRPO must collapse.",
+)
+
+# %% [markdown]
+# **9.5.A5, 9.5.A6** are the graded functions above (part 1: `group_advantages`, `kl_estimate`,
+# `clipped_grpo_loss`, the lab diagnostics; part 2: `completion_log_prob`, `grpo_loss`, `train_step`).
+
+# %% [markdown]
+# **9.5.A7 (written, 3 points).** A teammate's log says only: "GRPO on Qwen3-0.6B, 300 steps, G = 8,
+# reward = final-answer check, it worked (reward 0.3 -> 0.7)". Write the rollout-and-update passport
+# you would need before you believe or rerun this (field: value or "unknown - ask"), and name the two
+# missing fields that most change the result if guessed wrong, with one sentence each.
+
+# %% [written] id=w_rollout_passport points=3
+# ### BEGIN SOLUTION
+# **Model answer.** Rollout record: prompt ids and tokens (dataset, split rule: unknown); completion
+# tokens and action mask; behaviour log-probs stored at sampling (unknown whether stored); generator
+# checkpoint and library versions (unknown); decoding: temperature, top-p/top-k, max completion length,
+# seed (unknown); reward components and the verifier passport with its version (only "final-answer
+# check" known); parse result and stop reason, length before/after truncation (unknown); reference
+# log-probs if $\beta>0$ (unknown); group id, $G=8$ (known). Update: centring/scaling (std with $n$ or
+# $n-1$, $\varepsilon$), loss type and denominator, ratio level, clip range(s), iterations per batch,
+# $\beta$ and KL estimator, entropy coefficient, prompts per step / global batch, gradient accumulation,
+# learning rate and optimiser, LoRA rank/targets (all unknown). Plus the held-out evaluation: "reward
+# 0.3 -> 0.7" is a training-reward claim, not a result. Most consequential: (1) the verifier version and
+# its false-positive behaviour - a reward rise can be an exploit; (2) the loss reduction/denominator with
+# the learning rate - it sets the effective step size and the weight of long vs short responses
+# (defensible alternatives: decoding temperature, or $\beta$ with its estimator).
+#
+# **Rubric (3 points).** 1 pt: at least eight rollout/update fields, each marked known or unknown, with
+# the behaviour log-probs and decoding parameters among them. 1 pt: says the reward curve is not the
+# result and asks for held-out evaluation (with decoding and verifier named). 1 pt: two fields with a
+# correct reason tied to reward validity, gradient scale/weighting or the behaviour policy.
+# ### END SOLUTION
+
+# %% [markdown]
+# **9.5.A8a (written, 3 points).** Interpret your sloppy-verifier audit (exercise 4). Give the two
+# held-out pass rates of the sloppy-trained policy, quote one or two greedy generations, say whether
+# the finite run found an exploit (and how you know), why the comparison with the main run is clean,
+# and state your patch as a rule with its cost.
+
+# %% [written] id=w_sloppy_audit points=3
+# ### BEGIN SOLUTION
+# **Model answer (numbers depend on the run; the structure is what is graded).** The sloppy-trained
+# policy's held-out greedy pass rate is reported under both verifiers (e.g. strict 0.55, sloppy 0.60).
+# An exploit shows up as completions that the sloppy rule accepts and the strict rule rejects: echoing
+# both options (" 79 or 81"), emitting several numbers, or a number containing the answer (" 810").
+# If the two rates are equal and no sloppy-only completion appears among greedy and sampled outputs,
+# the run did not find the exploit in N steps; that is not evidence that the verifier is safe (longer
+# runs, more exploration or a larger model can find it). The comparison is clean because both runs
+# start from the same BaseLM weights hash, the same LoRA seed (identical initial adapter hash), the same
+# trainer seed, prompts and config; the passports differ only in the verifier. Patch: the completion,
+# stripped, must be exactly one integer that is one of the two options and equals the sum
+# (`verify_choice_exact`); it closes the echo, the many-numbers and the substring loopholes, and costs
+# a false negative on correct answers in words or sentences (" The answer is 81").
+#
+# **Rubric (3 points).** 1 pt: both held-out rates and at least one quoted generation. 1 pt: a correct
+# statement of exploit found / not found, justified by sloppy-only completions (not by the training
+# reward), and no claim of safety from a finite run. 1 pt: the clean-comparison argument (same
+# initialisation, only the verifier changed) and a concrete patch rule with its false-negative cost.
+# ### END SOLUTION
+
+# %% [markdown]
+# **9.5.A8b (written, 2 points).** Before a level-B run, write three stopping rules for it (each with
+# the dashboard quantity it reads and a threshold or comparison), and one sentence on what a
+# successful 20-step smoke run does and does not show.
+
+# %% [written] id=w_stopping_rules points=2
+# ### BEGIN SOLUTION
+# **Model answer.** (1) Stop if the held-out pass rate (greedy, intended verifier) has not improved
+# over two evaluations while the training reward rose by more than 0.1 (proxy gap). (2) Stop if train
+# pass@k (k = 4) falls by more than 0.1 from its start or entropy falls below half its initial value
+# without held-out gains (concentration). (3) Stop if the verifier error or parse-failure rate, or the
+# truncation rate, rises above a set level (e.g. 5%) - the checker or the length contract is being
+# exercised instead of the task. A smoke run shows that the data path executes (sampling, rewards,
+# advantages, loss, update, logging) with the declared configuration; it does not show that the method
+# improves the model or reproduces any published result.
+#
+# **Rubric (2 points).** 1 pt: three rules, each naming a measured quantity and a threshold or
+# comparison set before training (at least one using held-out evaluation). 1 pt: the smoke-run
+# sentence separates "the loop runs" from "the model improved / a result is reproduced".
+# ### END SOLUTION
