@@ -1,6 +1,6 @@
 """Run the CPU lab's fixed smoke profile with the instructor's reference functions.
 
-Writes ``course/data/gru_lab_smoke.json`` (history, passport, a few samples, the failure-pattern
+Writes ``helpers/data/gru_lab_smoke.json`` (history, passport, a few samples, the failure-pattern
 checks). Lesson 9.4 draws its dashboard from that file; lesson 9.5 has students rerun the profile
 with their own graded functions and compare.
 
@@ -26,9 +26,9 @@ from torch import Tensor
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers.gru_lab import PROFILES, failure_pattern, run_lab  # noqa: E402
+from helpers.gru_lab import PROFILES, SMOKE_HISTORY, failure_pattern, run_lab  # noqa: E402
 
-OUT = ROOT / "course" / "data" / "gru_lab_smoke.json"
+OUT = SMOKE_HISTORY
 EPS = 1e-6
 
 

@@ -63,6 +63,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -74,6 +75,10 @@ from helpers.policies import CharTokenizer, GRUPolicy, build_gru_policy
 from helpers.sampling import GroupSample, sample_groups
 from helpers.tasks import Task
 from helpers.verifiers import Verdict, Verifier
+
+# The smoke profile's history as the instructor's reference functions produced it (written by
+# course/make_lab_history.py); shipped with the library so lessons 9.4 and 9.5 can read it.
+SMOKE_HISTORY = Path(__file__).resolve().parent / "data" / "gru_lab_smoke.json"
 
 LAB_VERSION = "1.0"
 ALPHABET = "0123456789+=,;"

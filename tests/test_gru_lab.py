@@ -238,6 +238,6 @@ def test_smoke_profile_shows_failure_pattern_and_matches_committed_json():
     assert all(fp.values()), f"the smoke profile should show every warning sign, got {fp}"
     committed = json.loads(mlh.OUT.read_text())
     problems = mlh.compare(record, committed)
-    assert not problems, "smoke history differs from course/data/gru_lab_smoke.json:\n" + "\n".join(
-        problems
+    assert not problems, (
+        "smoke history differs from helpers/data/gru_lab_smoke.json:\n" + "\n".join(problems)
     )

@@ -40,7 +40,7 @@ import numpy as np
 import helpers
 from helpers import selfcheck
 from helpers.diagnostics import Dashboard, Rollout, diversity, summarize, warnings
-from helpers.gru_lab import failure_pattern
+from helpers.gru_lab import SMOKE_HISTORY, failure_pattern
 from helpers.plots import plot_dashboard, plot_history
 
 np.set_printoptions(precision=4, suppress=True)
@@ -1233,7 +1233,7 @@ plt.show()
 #
 # ### A real run: the CPU lab's smoke profile
 #
-# `course/data/gru_lab_smoke.json` is the history of one run of the course's CPU lab (lesson 9.5
+# `helpers/data/gru_lab_smoke.json` is the history of one run of the course's CPU lab (lesson 9.5
 # runs it with your own functions): a small GRU policy answering two-digit additions in the format
 # `T,O;S<eos>`, a verifier with three components, groups of $G = 6$ sampled by a frozen old policy,
 # 4 clipped update epochs per batch, no KL term, a small pool of 24 training prompts and 48 held-out
@@ -1246,8 +1246,7 @@ plt.show()
 # definitions; the passport lists the callables), so here we read them directly.
 
 # %%
-ROOT = Path(helpers.__file__).resolve().parent.parent  # the repository, wherever this copy runs
-LAB_JSON = ROOT / "course" / "data" / "gru_lab_smoke.json"
+LAB_JSON = SMOKE_HISTORY  # shipped with helpers/, wherever this copy runs
 if not LAB_JSON.exists():
     raise FileNotFoundError(
         f"{LAB_JSON} is missing; regenerate it with: python course/make_lab_history.py"

@@ -961,16 +961,14 @@ if lab is not None:
 # %% [markdown]
 # **Reproducibility check.** The smoke profile is deterministic: the same profile and functions give
 # the same history on the same CPU build (one thread, seeded generators). The course ships the
-# history its reference functions produced (`course/data/gru_lab_smoke.json`). With functions that
+# history its reference functions produced (`helpers/data/gru_lab_smoke.json`). With functions that
 # compute the same numbers in the same order, your run matches it to the last digit; a different
 # but correct formula (another summation order, a hand-written std) can differ in the last bits of
 # float32, and a sampled token then flips and the histories part ways. That is a property of RL
 # loops, not an error: judge your run by its failure pattern, and the match by where it starts.
 
 # %%
-SMOKE_FILE = (
-    Path(gru_lab.__file__).resolve().parent.parent / "course" / "data" / "gru_lab_smoke.json"
-)
+SMOKE_FILE = gru_lab.SMOKE_HISTORY  # shipped with helpers/
 
 
 def compare_histories(new: dict, old: dict, rtol: float = 1e-6) -> list[str]:
