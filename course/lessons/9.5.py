@@ -1960,6 +1960,21 @@ else:
 # branch was not run for the course's release checks: no runtime, memory or quality result is
 # claimed for it. Before a Colab run, re-check the CUDA image, the model, the package versions and
 # every `GRPOConfig` argument against the current documentation.
+#
+# **On Colab.** Open this notebook in Colab, choose *Runtime > Change runtime type > T4 GPU*, paste
+# the set-up cell printed below into a new first cell and run it once (it installs the versions the
+# course was tested with and the `helpers` package), then set `RUN_REAL_MODEL = True` in the next
+# cell: that one flag switches the model to Qwen/Qwen3-0.6B and the profile to the T4 one (fp16,
+# since a T4 has no bf16). `course/level_b/` holds the memory and time estimate (unverified until
+# measured on a GPU), the loss-equivalence table against TRL, and level C on paper.
+
+# %%
+try:
+    from helpers.level_b import COLAB_SETUP
+
+    print(COLAB_SETUP)
+except ImportError:
+    print("helpers.level_b is not in this bundle: level B is unavailable here.")
 
 # %%
 RUN_REAL_MODEL = False
@@ -1982,8 +1997,9 @@ if level_b is not None and (RUN_REAL_MODEL or BASELM_OK):
           f"{len(held)} GRPOConfig arguments set explicitly:")  # fmt: skip
     print(", ".join(f"{k}={v}" for k, v in held.items()))
     if RUN_REAL_MODEL:
-        result = level_b.run(cfg)
-        display(plot_dashboard(result["history"], title="level B: TRL GRPOTrainer"))
+        result = level_b.run(cfg)  # TRL's own loop; its logs are read into the course dashboard
+        lb_dash = level_b.history_to_dashboard(result["log_history"])
+        display(plot_dashboard(lb_dash, title="level B: TRL GRPOTrainer"))
 elif level_b is not None:
     print(
         "level B needs the BaseLM artifact for its CPU configuration; see the fix printed at the top."
