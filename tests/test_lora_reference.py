@@ -17,15 +17,6 @@ from helpers.policies import CharTokenizer, build_gru_policy
 from helpers.reference import assert_frozen, fingerprint, load_reference
 from helpers.sampling import sample_groups
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 IDS = torch.tensor([[5, 9, 14, 3, 22, 7], [8, 8, 30, 41, 2, 17]])  # (2, 6)
 
 

@@ -10,14 +10,6 @@ from helpers.policies import CharTokenizer, GRUConfig, GRUPolicy, build_gru_poli
 from helpers.sampling import sample_group, sample_groups
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def gru():
     policy, tok = build_gru_policy(d_embed=16, d_hidden=32, n_layers=2, seed=0)

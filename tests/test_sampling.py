@@ -33,15 +33,6 @@ def tiny_qwen3(vocab_size: int, seed: int = 0) -> Qwen3ForCausalLM:
     return model.eval()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run far faster on one thread, above all on a shared, busy CPU."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def tok() -> CharTokenizer:
     return CharTokenizer()

@@ -26,15 +26,6 @@ TIME_KEYS = {"time_s", "gen_s"}
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny matrices: one thread is faster than two fighting over a shared CPU."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 # --- a tiny model pair and a reference GRPO step (written here, not in helpers) ---------------
 
 
