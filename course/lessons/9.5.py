@@ -734,6 +734,16 @@ _loss2, _met2 = clipped_grpo_loss(
 np.testing.assert_allclose(float(_loss2.detach()), 0.575 + 0.1 * (math.e - 2), rtol=1e-10)
 np.testing.assert_allclose(_met2["kl"], math.e - 2, rtol=1e-10)
 np.testing.assert_allclose(_met2["pg"], 0.575, rtol=1e-10)
+# the KL term carries gradient: A = 0 and ref = new + 1 -> d/d new of beta * k3 = beta * (1 - e)
+# per active token, divided by the response's token count and by N = 2
+_n5 = _rho.log().clone().requires_grad_(True)
+_A5 = torch.zeros(2, dtype=torch.float64)
+_l5, _ = clipped_grpo_loss(_n5, _zero, _n5.detach() + 1.0, _A5, _m, clip_eps=0.2, kl_coef=0.1)
+_l5.backward()
+_g5 = 0.1 * (1 - math.e)
+np.testing.assert_allclose(
+    _n5.grad.numpy(), [[_g5 / 4, _g5 / 4, 0.0], [_g5 / 6, _g5 / 6, _g5 / 6]], rtol=1e-9, atol=1e-12
+)
 # another eps: eps = 0.1 -> row 0: (-1.1 - 0.9)/2 = -1.0; row 1: (-(-0.9*2)= 1.8 + 3 + 2)/3 = 2.2667
 _loss3, _ = clipped_grpo_loss(
     _new.detach(), _zero, _new.detach(), _A, _m, clip_eps=0.1, kl_coef=0.0
@@ -822,6 +832,7 @@ assert math.isclose(pass_at_k(4, 1, 2), 0.5, rel_tol=1e-12), (
 )
 ### BEGIN HIDDEN TESTS
 assert math.isclose(token_entropy(_lg, torch.tensor([[1.0, 0.0]])), math.log(2), rel_tol=1e-6)
+assert token_entropy(_lg, torch.zeros(1, 2)) == 0.0, "no active token: return 0.0"
 assert pass_at_k(5, 0, 2) == 0.0 and pass_at_k(5, 4, 2) == 1.0 and pass_at_k(3, 3, 3) == 1.0
 _want_p = 1 - (13 * 12 * 11 * 10) / (16 * 15 * 14 * 13)
 assert abs(pass_at_k(16, 3, 4) - _want_p) < 1e-12
@@ -839,6 +850,11 @@ _k = kl_to_reference(
     torch.tensor([[1.0, 1.0, 0.0]]),
 )
 assert type(_k) is float and math.isclose(_k, (math.exp(-1) + math.e - 2) / 2, rel_tol=1e-6)
+# direction: d = ref_logp - logp = [-2, -0.5] (the reversed d gives k3 values 4.39 and 0.15)
+_k = kl_to_reference(
+    torch.tensor([[-1.0, -1.0]]), torch.tensor([[-3.0, -1.5]]), torch.tensor([[1.0, 1.0]])
+)
+assert math.isclose(_k, (math.exp(-2) + 1 + math.exp(-0.5) - 0.5) / 2, rel_tol=1e-6), _k
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1439,6 +1455,8 @@ assert all(torch.equal(_before[n_], p_) for n_, p_ in _tr.policy.named_parameter
     "parameters changed on a skipped step"
 )
 ### BEGIN HIDDEN TESTS
+import copy as _copy
+
 from helpers.reference import fingerprint as _fp
 
 
@@ -1503,11 +1521,18 @@ assert _calls[0].requires_grad, "the loss passed to trainer.update must carry th
 _tr.update = _orig_update
 _ref_fp = _fp(_tr.reference)
 _hbefore = {n_: p_.detach().clone() for n_, p_ in _tr.policy.named_parameters()}
+_pol0 = _copy.deepcopy(_tr.policy)  # the policy the step's forward pass sees (before its update)
 _hrow = _tr.run_step()
 if _hrow["skipped"] < _hrow["groups"]:
     assert _tr.updates == 1
     _moved = [n_ for n_, p_ in _tr.policy.named_parameters() if not torch.equal(_hbefore[n_], p_)]
     assert _moved and all("lora_" in n_ for n_ in _moved), _moved[:3]
+    # "kl" comes from the step's own forward pass, before the update (not re-measured after it)
+    _r3 = _tr.last_rewards.view(2, 4)
+    _rows3 = [i for i in range(8) if bool(_r3[i // 4].max() != _r3[i // 4].min())]
+    _lp0 = np.array([_seq_logp(_pol0, _tr.last_sample, i) for i in _rows3])
+    _d3 = np.array([_seq_logp(_tr.reference, _tr.last_sample, i) for i in _rows3]) - _lp0
+    np.testing.assert_allclose(_hrow["kl"], (np.exp(_d3) - _d3 - 1).mean(), rtol=1e-4, atol=1e-6)
 assert _fp(_tr.reference) == _ref_fp and not any(
     p_.requires_grad for p_ in _tr.reference.parameters()
 )
