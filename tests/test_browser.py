@@ -141,7 +141,10 @@ def test_lesson_runs_in_the_browser(browser, tmp_path, lesson, budget_s):
         page = open_notebook(browser, server.url)
         run_all(page, budget_s)
         ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"lesson-{lesson}.png"), full_page=False)
+        page.screenshot(path=str(ARTIFACTS / f"lesson-{lesson}-end.png"))
+        figure = page.locator(".jp-OutputArea-output[data-mime-type='image/png'] img").first
+        figure.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"lesson-{lesson}-figure.png"))
         assert not error_outputs(page), error_outputs(page)[:2]
         assert page.locator(".jp-OutputArea-output[data-mime-type='image/png'] img").count() >= 1
         bars = page.locator(".jp-OutputArea-output .widget-hprogress")
