@@ -49,8 +49,9 @@ BUNDLE_FILES = [
     "requirements.txt",
     "environment.yml",
     "pyproject.toml",
-    "README.md",
 ]
+# The student's README is written for the bundle (no tests, no instructor files in it).
+BUNDLE_README = "course/STUDENT_README.md"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUDENT_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -103,6 +104,7 @@ def bundle(out: Path, root: Path = ROOT) -> Path:
             shutil.copytree(src, dest / rel, ignore=skip)
         else:
             shutil.copy2(src, dest / rel)
+    shutil.copy2(root / BUNDLE_README, dest / "README.md")
     tar = out / "rlvr-grpo-module9.tar.gz"
     with tarfile.open(tar, "w:gz") as tf:
         tf.add(dest, arcname=dest.name)

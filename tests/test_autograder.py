@@ -245,6 +245,12 @@ def test_student_bundle_has_no_solution_or_hidden_test(tmp_path):
     names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
     for rel in instructor.BUNDLE_FILES:
         assert (root / rel).exists(), rel
+    readme = (root / "README.md").read_text()
+    assert "./notebook.sh 9.1" in readme.split("\n\n", 3)[1], "the README opens with notebook.sh"
+    assert "test.sh" not in readme and "course/" not in readme, (
+        "the bundle's README is the student's"
+    )
+    assert (root / "helpers" / "data" / "gru_lab_smoke.json").exists(), "lessons 9.4/9.5 read it"
     for banned in (
         "source_notebooks/",
         "course/",
