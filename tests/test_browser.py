@@ -58,7 +58,8 @@ class Server:
     def __init__(self, lesson: str, workspace: Path, release: Path | None = None):
         self.port = free_port()
         env = dict(os.environ, COURSE_WORKSPACE=str(workspace), COURSE_SMOKE="1",
-                   JUPYTERLAB_SETTINGS_DIR=str(lab_settings(workspace.parent / "lab-settings")))  # fmt: skip
+                   JUPYTERLAB_SETTINGS_DIR=str(lab_settings(workspace.parent / "lab-settings")),
+                   JUPYTERLAB_WORKSPACES_DIR=str(workspace.parent / "lab-workspaces"))  # fmt: skip
         if release:
             env["COURSE_RELEASE_DIR"] = str(release)
         self.proc = subprocess.Popen(
@@ -90,32 +91,75 @@ class Server:
         stop(self.proc)
 
 
+def _kernel_idle(page, timeout_s: float) -> bool:
+    """Wait until the status bar reports the notebook's kernel as idle ("Python 3 ... | Idle")."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if re.search(r"\(ipykernel\) \| Idle", page.locator("#jp-main-statusbar").inner_text()):
+            return True
+        time.sleep(1)
+    return False
+
+
 def open_notebook(browser, url: str):
+    """Open the lesson and wait for its kernel. A kernel that has not come up after two minutes is
+    given one page reload (the server then starts the session's kernel again)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
-    page.goto(url)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    dialog = page.locator(".jp-Dialog:has-text('Select Kernel') button:has-text('Select')")
-    if dialog.count():  # a notebook without kernelspec metadata asks; the lessons never do
-        dialog.first.click()
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-    return page
+    for attempt in range(2):
+        page.reload() if attempt else page.goto(url)
+        try:
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        except Exception:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "open-timeout.png"))
+            raise
+        dialog = page.locator(".jp-Dialog:has-text('Select Kernel') button:has-text('Select')")
+        if dialog.count():  # a notebook without kernelspec metadata asks; the lessons never do
+            dialog.first.click()
+        if _kernel_idle(page, 120):
+            return page
+    raise TimeoutError(
+        "the notebook's kernel never became idle: "
+        + page.locator("#jp-main-statusbar").inner_text()
+    )
 
 
-def run_all(page, timeout_s: float):
+def _prompts(page) -> list[str]:
+    return page.eval_on_selector_all(
+        ".jp-CodeCell .jp-InputPrompt", "els => els.map(e => e.textContent.trim())"
+    )
+
+
+def _dialogs(page) -> list[str]:
+    return page.locator(".jp-Dialog").all_inner_texts()
+
+
+def run_all(page, timeout_s: float, stall_s: float = 120):
+    """JupyterLab's Run > Run All Cells, then wait until every code cell has run. If nothing has
+    started after ``stall_s`` (a kernel that never came up), restart the kernel and run all once
+    more; on failure, save a screenshot and report the prompts and any open dialog."""
     page.click(".lm-MenuBar-itemLabel:text-is('Run')")
     page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
-    deadline = time.time() + timeout_s
+    start, deadline, retried = time.time(), time.time() + timeout_s, False
     time.sleep(2)
     while time.time() < deadline:
-        prompts = page.eval_on_selector_all(
-            ".jp-CodeCell .jp-InputPrompt", "els => els.map(e => e.textContent.trim())"
-        )
-        busy = any(p in ("[*]:", "[ ]:", "[]:", "") for p in prompts)
-        if not busy:
+        prompts = _prompts(page)
+        if not any(p in ("[*]:", "[ ]:", "[]:", "") for p in prompts):
             return prompts
+        started = any(re.fullmatch(r"\[(\d+|\*)\]:", p) for p in prompts)
+        if not started and not retried and time.time() - start > stall_s:
+            retried = True
+            page.keyboard.press("Escape")  # close a menu or dialog that may be in the way
+            page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+            page.click(".lm-Menu-itemLabel:has-text('Restart Kernel and Run All')")
+            page.locator(".jp-Dialog .jp-mod-accept").click()
         time.sleep(2)
-    raise TimeoutError("Run All did not finish")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "run-all-timeout.png"))
+    raise TimeoutError(
+        f"Run All did not finish: prompts {_prompts(page)}, dialogs {_dialogs(page)}"
+    )
 
 
 def error_outputs(page) -> list[str]:
