@@ -2,7 +2,7 @@
 of BENCHMARKS.md. BaseLM is built first with ./baselm.sh when its artifact is missing.
 
 Options: ``--quick`` (fewer repetitions, no BaseLM build timing, no full notebooks: a smoke check
-of the benchmark code), ``--only sampler step scaling budgets autograde``, ``--no-write``.
+of the benchmark code), ``--only sampler step scaling budgets autograde verifier``, ``--no-write``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument(
-        "--only", nargs="*", default=["sampler", "step", "scaling", "budgets", "autograde"]
+        "--only",
+        nargs="*",
+        default=["sampler", "step", "scaling", "budgets", "autograde", "verifier"],
     )
     p.add_argument("--no-build", action="store_true", help="do not run ./baselm.sh when missing")
     p.add_argument("--no-write", action="store_true")
@@ -65,6 +67,10 @@ def main(argv=None) -> None:
             from bench import bench_autograde as m
 
             body, section = m.run(), "autograde"
+        elif name == "verifier":
+            from bench import bench_verifier as m
+
+            body, section = m.run(a.quick), "verifier"
         else:
             raise SystemExit(f"unknown benchmark {name!r}")
         print(body, flush=True)

@@ -231,13 +231,52 @@ def test_failure_pattern_first_vs_last():
 # --- the smoke profile (slow) ----------------------------------------------------------------
 
 
+# The committed record was made on the instructor's machine. On another CPU (or another float path:
+# ATEN_CPU_CAPABILITY, thread count) the last bits of a float differ and an RL loop then diverges,
+# so a fresh run is compared with it by the pattern the lessons teach (the five warning signs) and
+# by the endpoints the lessons quote, each within a stated absolute tolerance: 0.15 for rates and
+# the entropy (nats per token). Bit-exact reproduction is tested between two runs on one machine
+# (test_tiny_profile_is_deterministic).
+QUOTED_ENDPOINTS = {
+    "train_acc": 0.15,
+    "train_pass@4": 0.15,
+    "train_entropy": 0.15,
+    "heldout_greedy_acc": 0.15,
+    "train_greedy_acc": 0.15,
+}
+
+
+def endpoint_problems(new: dict, old: dict, tolerances: dict = QUOTED_ENDPOINTS) -> list[str]:
+    """First and last values of each quoted series of two records, outside their tolerance."""
+    problems = []
+    for key, tol in tolerances.items():
+        for where, i in (("first", 0), ("last", -1)):
+            a, b = new["history"][key][i], old["history"][key][i]
+            if abs(a - b) > tol:
+                problems.append(f"{key} {where}: {a:.3f} vs committed {b:.3f} (tolerance {tol})")
+    return problems
+
+
+def test_endpoint_comparison_flags_a_moved_endpoint():
+    old = {"history": {k: [0.5, 0.5] for k in QUOTED_ENDPOINTS}}
+    new = json.loads(json.dumps(old))
+    assert endpoint_problems(new, old) == []
+    new["history"]["train_acc"][-1] = 0.7
+    assert endpoint_problems(new, old) == [
+        "train_acc last: 0.700 vs committed 0.500 (tolerance 0.15)"
+    ]
+
+
 @pytest.mark.slow
-def test_smoke_profile_shows_failure_pattern_and_matches_committed_json():
+def test_smoke_profile_shows_failure_pattern_and_matches_committed_record():
     record = mlh.run("smoke", progress=False)
+    committed = json.loads(mlh.OUT.read_text())
+    assert record["passport"]["config_hash"] == committed["passport"]["config_hash"]
     fp = record["failure_pattern"]
     assert all(fp.values()), f"the smoke profile should show every warning sign, got {fp}"
-    committed = json.loads(mlh.OUT.read_text())
-    problems = mlh.compare(record, committed)
+    assert all(committed["failure_pattern"].values()), committed["failure_pattern"]
+    problems = endpoint_problems(record, committed)
     assert not problems, (
-        "smoke history differs from helpers/data/gru_lab_smoke.json:\n" + "\n".join(problems)
+        "the smoke run's quoted endpoints moved beyond tolerance from helpers/data/gru_lab_smoke.json"
+        f" (this CPU: {record['passport']['versions']}):\n" + "\n".join(problems)
     )
