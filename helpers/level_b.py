@@ -29,8 +29,20 @@ How this departs from the course's own loops (lesson 9.5's GRU and BaseLM labs):
    under the course's key names. Nothing graded is implemented here.
 3. TRL samples with ``model.generate``: the behaviour policy is the sampler's warped distribution
    (temperature, top-p, top-k), and TRL's old log-probs are a teacher-forced rescoring at the same
-   temperature. With ``num_iterations=1`` TRL skips that rescoring and uses the current log-probs,
-   detached, as the old ones (ratio exactly 1 on the first pass).
+   temperature. With ``num_iterations=1`` (and generation aligned with the optimiser steps) TRL
+   skips that rescoring and uses the current log-probs, detached, as the old ones (ratio exactly 1
+   on the first pass). The exception is vLLM generation with its importance-sampling correction
+   (level C): then TRL always rescores the old log-probs, because vLLM's sampler and the trainer
+   can disagree.
+4. The KL term (when ``beta > 0``) is TRL's per-token k3 without the ratio weighting
+   (``use_bias_correction_kl=False``, against TRL 1.16's default ``True``), which is the course's
+   objective: its value estimates KL(pi || ref), its on-policy gradient is that of KL(ref || pi)
+   (lesson 9.5, part 1). ``True`` would weight it by the token ratio, giving the gradient of
+   KL(pi || ref) per token. The T4 profile has ``beta=0``, where the flag changes nothing.
+5. Numerics: ``run`` counts inf/NaN losses and gradient norms and the optimiser steps that fp16's
+   loss scaler skipped (``numerics``); the command line exits with status 1 if a loss was not
+   finite or if skips persist. Qwen3 is published in bf16, and its activations can overflow fp16's
+   range (max 65 504) on a T4.
 """
 
 from __future__ import annotations
@@ -158,7 +170,9 @@ class LevelBConfig:
     beta: float
     """KL coefficient (k3 estimator to the reference = base model with adapters disabled); 0 = none."""
     use_bias_correction_kl: bool
-    """Multiply the per-token KL by the importance ratio."""
+    """Multiply the per-token KL by the importance ratio (TRL 1.16's default: True). False here: the
+    course's k3 leash, whose on-policy gradient is that of KL(ref || pi); True turns it into the
+    gradient of KL(pi || ref) and removes the value's off-policy bias on reused batches."""
     entropy_coef: float
     """Entropy bonus coefficient (0 = none)."""
     # --- behaviour policy ---
@@ -167,7 +181,12 @@ class LevelBConfig:
     max_completion_length: int
     """New-token cap; a completion that hits it is truncated (and dr_grpo's constant L)."""
     mask_truncated_completions: bool
-    """True: truncated completions are removed from the loss (DAPO); False: trained as scored."""
+    """True: truncated completions are removed from the loss (their rewards stay in the group mean
+    and std); False: trained as scored. True here (TRL's default: False): a completion cut at the
+    cap has no final answer, and scoring it 0 pushes down an unfinished but possibly sound
+    derivation. The risk the course teaches (masking removes the signal against never stopping) is
+    watched through ``truncation_rate``; for longer runs DAPO's soft overlong penalty
+    (``trl.rewards.get_soft_overlong_punishment``) is the course's recommendation."""
     temperature: float
     """Sampling temperature (TRL rescales the training logits by the same value)."""
     top_p: float
@@ -676,6 +695,8 @@ def run(cfg: LevelBConfig, model=None, tokenizer=None, reward_funcs=None) -> dic
     from helpers.passport import tensor_hash
 
     trainer = build_trainer(cfg, model, tokenizer, reward_funcs)
+    monitor = _step_monitor(trainer)
+    trainer.add_callback(monitor)
     before_base = base_state_hash(trainer.model)
     before_lora = {k: tensor_hash(v) for k, v in adapter_state(trainer.model).items()}
     trainer.train()
@@ -693,7 +714,60 @@ def run(cfg: LevelBConfig, model=None, tokenizer=None, reward_funcs=None) -> dic
         "passport": passport(cfg, trainer),
         "log_history": list(trainer.state.log_history),
         "weights": weights,
+        "numerics": numerics_report(trainer.state.log_history, monitor.skipped, cfg.precision),
         "trainer": trainer,
+    }
+
+
+def _step_monitor(trainer):
+    """A ``TrainerCallback`` that records, per optimiser step, whether the optimiser really stepped:
+    with fp16 the loss scaler skips a step whose gradients overflowed
+    (``accelerator.optimizer_step_was_skipped``). ``.skipped`` lists those global steps (1-based)."""
+    from transformers import TrainerCallback
+
+    class StepMonitor(TrainerCallback):
+        def __init__(self):
+            self.skipped: list[int] = []
+
+        def on_optimizer_step(self, args, state, control, **kwargs):
+            if getattr(trainer.accelerator, "optimizer_step_was_skipped", False):
+                self.skipped.append(state.global_step + 1)  # incremented after this callback
+            return control
+
+    return StepMonitor()
+
+
+def numerics_report(log_history: list[dict], skipped: list[int], precision: str = "fp32") -> dict:
+    """inf/NaN losses and gradient norms in TRL's log, and the optimiser steps the loss scaler
+    skipped. ``ok`` is False if any logged loss is not finite, if a gradient norm is not finite
+    without fp16 (there nothing skips the step: the weights are then corrupted), or if more than
+    ``max(2, steps // 5)`` steps were skipped (a few early skips are the fp16 scaler calibrating its
+    scale; persistent ones mean the forward or backward overflows fp16)."""
+    rows = [r for r in log_history if "step" in r and "train_runtime" not in r]
+
+    def bad(key):
+        return [int(r["step"]) for r in rows if key in r and not math.isfinite(float(r[key]))]
+
+    steps = max([int(r["step"]) for r in rows], default=0)
+    loss_bad, grad_bad = bad("loss"), bad("grad_norm")
+    allowed = max(2, steps // 5)
+    problems = []
+    if loss_bad:
+        problems.append(f"non-finite loss at steps {loss_bad}")
+    if grad_bad and precision != "fp16":
+        problems.append(
+            f"non-finite gradient norm at steps {grad_bad} (no loss scaler to skip them)"
+        )
+    if len(skipped) > allowed:
+        problems.append(f"{len(skipped)} of {steps} optimiser steps skipped (allowed {allowed})")
+    return {
+        "steps": steps,
+        "nonfinite_loss_steps": loss_bad,
+        "nonfinite_grad_norm_steps": grad_bad,
+        "skipped_optimizer_steps": list(skipped),
+        "allowed_skips": allowed,
+        "ok": not problems,
+        "problems": problems,
     }
 
 
@@ -772,11 +846,16 @@ ranges). torch is Colab's own CUDA build, deliberately not pinned to the CPU whe
 COLAB_SETUP = f"""\
 # Level B on Colab: Runtime > Change runtime type > T4 GPU, then run this cell once.
 # Installs the versions the course was tested with, then the course's helpers package (no deps:
-# the pins above are its dependencies). Colab's own CUDA build of torch is kept.
-COURSE_WHEEL = ""  # path of an uploaded rlvr_grpo_course-*.whl, or leave "" to use COURSE_REPO
-COURSE_REPO = "git+https://github.com/YOUR-ORG/rlvr-grpo-course.git"  # the course repository
+# the pins are its dependencies). Colab's own CUDA build of torch is kept.
+# COURSE_SOURCE is where pip finds the course's helpers package; your instructor gives it: the
+# course repository's git URL ("git+https://HOST/PATH.git") or the path of the course wheel
+# (built with `pip wheel --no-deps .` in the course repository) uploaded to this Colab session.
+COURSE_SOURCE = ""
+if not COURSE_SOURCE.strip():
+    raise ValueError("COURSE_SOURCE is empty: set it to the course repository's git URL or to the "
+                     "path of the uploaded course wheel (ask your instructor), then rerun this cell")
 !pip install -q {" ".join(f'"{k}=={v}"' for k, v in PINS.items())}
-!pip install -q --no-deps "{{COURSE_WHEEL or COURSE_REPO}}"
+!pip install -q --no-deps "{{COURSE_SOURCE}}"
 import torch, trl, peft, transformers
 from helpers import level_b
 print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "trl", trl.__version__,
@@ -786,6 +865,9 @@ if torch.cuda.is_available():
 cfg = level_b.default_config("{QWEN_ID}", smoke=True)
 print({{k: v for k, v in level_b.passport(cfg)["extra"]["grpo_config"].items()}})
 """
+"""The Colab set-up cell. ``COURSE_SOURCE`` is deliberately empty: the course has no public
+repository address to put there, so the cell stops with a clear message until the instructor (or
+the student, on the instructor's word) fills it in."""
 
 
 def colab_pip_lines(cell: str = COLAB_SETUP) -> list[str]:
@@ -862,6 +944,7 @@ def main(argv: list[str] | None = None) -> int:
     measured["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     steps = [r["step_time"] for r in res["log_history"] if "step_time" in r]
     measured["step_time_s"] = [round(x, 3) for x in steps]
+    measured["numerics"] = res["numerics"]
     res["passport"]["extra"]["measured"] = measured
     (out / "passport.json").write_text(json.dumps(res["passport"], indent=1, default=str))
     (out / "log_history.json").write_text(json.dumps(res["log_history"], indent=1, default=str))
@@ -869,6 +952,17 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"config": asdict(cfg), "weights": res["weights"], "measured": measured}))
     last = {k: v[-1] for k, v in res["history"].items() if v and not _nan(v[-1])}
     print("last step:", json.dumps(last))
+    num = res["numerics"]
+    if not num["ok"]:
+        print(
+            f"NUMERICS FAILED ({cfg.precision}): " + "; ".join(num["problems"]) + ". In fp16 a "
+            "bf16-trained model can overflow (max 65 504): rerun with --precision fp32, or bf16 on a "
+            "GPU that has it.",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"numerics ok ({cfg.precision}): no inf/NaN loss, {len(num['skipped_optimizer_steps'])} "
+          f"skipped optimiser steps of {num['steps']}")  # fmt: skip
     return 0
 
 
@@ -893,6 +987,7 @@ __all__ = [
     "grpo_config",
     "history_to_dashboard",
     "lora_config",
+    "numerics_report",
     "make_dataset",
     "passport",
     "random_qwen3_06b",

@@ -233,6 +233,8 @@ def test_trl_steps_move_lora_only_and_fill_the_dashboard(tiny_baselm, tmp_path):
     # num_iterations = 2: steps 1, 3 sample; step 2 reuses step 1's rollout (no reward logged)
     assert not math.isnan(hist["reward"][0]) and math.isnan(hist["reward"][1])
     assert res["passport"]["extra"]["grpo_config"]["num_iterations"] == 2
+    num = res["numerics"]  # fp32 on a CPU: nothing overflows, no step is skipped
+    assert num["ok"] and num["skipped_optimizer_steps"] == [] and num["steps"] == cfg.max_steps, num
 
     # TRL's advantages: (r - group mean) / (std with G - 1 + 1e-4), float32.
     F = _course_functions()
@@ -278,6 +280,8 @@ def test_cli_smoke_with_the_verifier(tiny_baselm, tmp_path):
     passport = json.loads((out / "passport.json").read_text())
     assert passport["extra"]["grpo_config"]["loss_type"] == "dapo"
     assert passport["extra"]["measured"]["wall_s"] > 0
+    assert passport["extra"]["measured"]["numerics"]["ok"], passport["extra"]["measured"]
+    assert "numerics ok (fp32)" in proc.stdout
     assert json.loads((out / "dashboard.json").read_text())["history"]["reward"]
 
 
@@ -320,9 +324,36 @@ def test_colab_pins_inside_requirements_and_installed():
 def test_colab_cell_python_runs():
     code = lb.colab_python()
     compile(code, "colab_setup", "exec")
+    assert code.count('COURSE_SOURCE = ""') == 1, "the course source is left for the instructor"
     ns: dict = {}
-    exec(code, ns)  # imports, prints the profile's GRPOConfig (on this CPU: fp32)
+    exec(code.replace('COURSE_SOURCE = ""', 'COURSE_SOURCE = "course.whl"'), ns)  # as filled in
     assert ns["cfg"].model_id == lb.QWEN_ID
+
+
+def test_colab_cell_stops_with_a_clear_message_until_the_source_is_set():
+    assert "YOUR-ORG" not in lb.COLAB_SETUP and "github.com" not in lb.COLAB_SETUP
+    with pytest.raises(ValueError, match="COURSE_SOURCE is empty.*instructor"):
+        exec(lb.colab_python(), {})
+    pip = lb.colab_pip_lines()
+    assert pip[-1].endswith('"{COURSE_SOURCE}"'), "the course package is installed from it"
+
+
+def test_numerics_report_flags_nonfinite_losses_and_persistent_skips():
+    rows = [{"step": i, "loss": 0.1, "grad_norm": 1.0} for i in range(1, 11)]
+    rep = lb.numerics_report(rows + [{"step": 10, "train_runtime": 1.0}], [], "fp32")
+    assert rep["ok"] and rep["steps"] == 10 and rep["problems"] == []
+    bad = [dict(r) for r in rows]
+    bad[3]["loss"] = float("nan")
+    bad[4]["grad_norm"] = float("inf")
+    rep = lb.numerics_report(bad, [], "fp32")
+    assert not rep["ok"] and rep["nonfinite_loss_steps"] == [4]
+    assert rep["nonfinite_grad_norm_steps"] == [5] and len(rep["problems"]) == 2
+    # fp16: an inf gradient norm is a skipped step (the scaler's business), two early skips are fine
+    fp16 = [dict(r) for r in rows]
+    fp16[0]["grad_norm"] = fp16[1]["grad_norm"] = float("inf")
+    assert lb.numerics_report(fp16, [1, 2], "fp16")["ok"]
+    rep = lb.numerics_report(fp16, [1, 2, 5, 7], "fp16")
+    assert not rep["ok"] and "4 of 10 optimiser steps skipped" in rep["problems"][0]
 
 
 @pytest.mark.slow

@@ -12,7 +12,12 @@
 # What it runs (about 1-3 minutes on a recent GPU, longer on a T4):
 #   1. MODEL with the T4 profile (fp16 base weights, fp32 LoRA, G=4, 128 new tokens, 10 steps
 #      smoke; 4 steps for the random model), peak GPU memory and step times recorded;
-#   2. BaseLM in fp16 on the GPU, 2 steps, when artifacts/baselm exists (the CPU path, on CUDA).
+#   2. BaseLM in fp16 on the GPU, 2 steps, when artifacts/baselm exists (the CPU path, on CUDA);
+#   3. the numerics check: every run must have finite losses (and, outside fp16, finite gradient
+#      norms) and at most max(2, steps // 5) optimiser steps skipped by fp16's loss scaler. Each run
+#      already exits 1 if not (helpers.level_b.numerics_report); step 3 prints the summary.
+# A bf16-trained model (Qwen3) can overflow fp16 (max 65 504); the random-weight model cannot show
+# that risk, since its activations are not the trained model's: only the real weights can.
 # The python used must have a CUDA build of torch plus trl/peft/transformers/datasets/accelerate
 # at the versions of requirements.txt (PYTHON=... picks it; default: python3).
 set -euo pipefail
@@ -43,4 +48,19 @@ if [ -f artifacts/baselm/passport.json ] && [ "$MODEL" != "artifacts/baselm" ]; 
   "$PY" -m helpers.level_b --model artifacts/baselm --smoke --device cuda --precision fp16 \
       --out "$OUT/baselm_fp16" | tee "$OUT/baselm_fp16.log"
 fi
-echo "==> done: $OUT (passport.json holds extra.measured: wall time, peak memory, step times)"
+echo "==> numerics (inf/NaN losses, skipped optimiser steps)"
+"$PY" - "$OUT" <<'PY'
+import json, pathlib, sys
+bad = []
+for pp in sorted(pathlib.Path(sys.argv[1]).glob("*/passport.json")):
+    m = json.loads(pp.read_text())["extra"]["measured"]
+    n = m["numerics"]
+    print(f"  {pp.parent.name}: {n['steps']} steps, {m.get('s_per_step')} s/step, peak GPU "
+          f"{m.get('peak_gpu_mem_gib')} GiB; non-finite losses at {n['nonfinite_loss_steps']}, "
+          f"non-finite grad norms at {n['nonfinite_grad_norm_steps']}, skipped optimiser steps "
+          f"{n['skipped_optimizer_steps']} -> {'ok' if n['ok'] else 'FAILED'}")
+    bad += [f"{pp.parent.name}: {p}" for p in n["problems"]]
+if bad:
+    sys.exit("numerics failed:\n  " + "\n  ".join(bad))
+PY
+echo "==> done: $OUT (passport.json holds extra.measured: wall time, peak memory, step times, numerics)"
