@@ -14,7 +14,7 @@ ruff check .
 ruff format --check .
 echo "==> lesson sources and notebooks in sync"
 python course/build_lessons.py --check
-echo "==> BaseLM (built once, reused after a hash check)"
+echo "==> BaseLM (the shipped build installed once, reused after a hash check)"
 ./baselm.sh
 echo "==> pytest"
 python -m pytest -q -p no:cacheprovider "$@"
