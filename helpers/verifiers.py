@@ -17,9 +17,17 @@ Where it departs from the seeds
   unbalanced braces, control characters) and any non-``str`` get a reward of 0.0 and a category
   in bounded, linear time. Numbers longer than ``max_number_chars`` digits, or with an exponent
   larger than that, are refused (``parse_error``) before ``Fraction`` builds a big integer.
+- The "last number" reading fails closed (version 1.1): when the last number of an unboxed
+  response is part of a larger expression the grammar does not parse (a power ``2^{10}``,
+  ``5\u00b2``, ``10**3``; a product or sum ``2 * 5``, ``3-5``; a LaTeX group ``\\sqrt{8}``;
+  digits grouped by spaces, apostrophes or a comma that is not a thousands group, ``1 234 567``,
+  ``1'234'567``, ``1.234,56``; a dash that is not a minus sign, ``\u20135``), the response is a
+  ``parse_error``, never the smaller number. ``\\frac{a}{b}`` in running text is the fraction a/b.
 - The seed's tolerance is not given; ours is stated: ``|x - ref| <= max(abs_tol, rel_tol*|ref|)``
-  with ``abs_tol=1e-6`` (six decimal places) and ``rel_tol=1e-9``, compared exactly in rationals.
-  The seed's own example (``\\boxed{3/7}`` against ``"0.428571"``) passes through ``abs_tol``.
+  with ``abs_tol=1e-6`` (six decimal places) and ``rel_tol=1e-9``, compared exactly in rationals,
+  the tolerances read as the decimals they are written as (``Fraction("1e-06")``, not the binary
+  float ``Fraction(1e-6)``, which is slightly below 10**-6). The seed's own example
+  (``\\boxed{3/7}`` against ``"0.428571"``) passes through ``abs_tol``.
 - ``verify_format`` accepts strict JSON only: ``NaN`` and ``Infinity`` (which Python's ``json``
   accepts by default) are parse errors.
 
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,7 +63,7 @@ CATEGORIES = (
 # Number grammar. ASCII only (``\d`` would also match Arabic-Indic and other digits).
 # An integer part is either grouped by thousands ("1,234,567": 1-3 digits, then groups of exactly
 # three) or a plain run of digits. "1, 2" and "1,23" are not grouped, so lists stay lists.
-_INT = r"(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)"
+_INT = r"(?:[0-9]{1,3}(?:(?:,|\{,\})[0-9]{3})+(?![0-9])|[0-9]+)"  # "{,}" is LaTeX's comma
 _NUMBER = (
     r"(?P<sign>[-+\u2212]?)"  # ASCII minus/plus, or the Unicode minus sign
     rf"(?P<int>{_INT})"
@@ -65,8 +74,20 @@ _NUMBER_FULL = re.compile(_NUMBER, re.ASCII)
 # In running text a number must stand alone: not glued to a word, a decimal point or a slash on
 # the left ("x2", "v1.5", "2/3/4"), nor to a word, ".digit" or "/digit" on the right ("42nd",
 # "1.2.3"). The left look-behind gives each digit run one starting point, so the scan is linear.
-_NUMBER_IN_TEXT = re.compile(rf"(?<![\w./]){_NUMBER}(?!\w|\.[0-9]|/[0-9])", re.ASCII)
+# A LaTeX fraction "\\frac{a}{b}" (or \\dfrac, \\tfrac) is one token, tried before the numbers
+# inside it.
+_FRAC_TOKEN = r"[-+\u2212]?\\[dt]?frac\{[^{}]*\}\{[^{}]*\}"
+_NUMBER_IN_TEXT = re.compile(
+    rf"(?<![\w./])(?:{_FRAC_TOKEN}|{_NUMBER})(?!\w|\.[0-9]|/[0-9])", re.ASCII
+)
 _FRAC = re.compile(r"([-+\u2212]?)\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", re.ASCII)
+# What may not touch the last number of a response read without a box (``read_tail``).
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+_SUPERSCRIPTS = "\u00b2\u00b3\u00b9\u2070\u2071\u2074\u2075\u2076\u2077\u2078\u2079\u207a\u207b\u207c\u207d\u207e\u207f"
+_OPERATORS = "+-*/^\u2212\u00d7\u00f7\u00b7\u22c5\u2217"  # + - * / ^, minus, times, divide, dots
+_LATEX_OPERATORS = ("\\times", "\\cdot", "\\div", "\\pm", "\\mp", "\\ast")
+_GROUP_SPACES = " \u00a0\u2007\u2009\u202f"  # space, no-break, figure, thin, narrow no-break
+_APOSTROPHES = "'\u2019"
 _BOXED = "\\boxed{"
 MAX_SHOWN = 200  # characters of an extracted answer kept in a result (the rest is cut)
 
@@ -80,12 +101,15 @@ class NumericResult:
     extracted: the text taken as the answer (box contents or number token), cut to its first
                ``MAX_SHOWN`` characters, or None.
     value:     the parsed exact value of ``extracted``, or None.
+    detail:    for a ``parse_error`` of the last-number reading, why the number was refused
+               ("part of a power", ...); otherwise None.
     """
 
     reward: float
     category: str
     extracted: str | None = None
     value: Fraction | None = None
+    detail: str | None = None
 
 
 def extract_boxed(text: str) -> tuple[str | None, bool]:
@@ -111,12 +135,72 @@ def extract_boxed(text: str) -> tuple[str | None, bool]:
     return None, True
 
 
-def last_number(text: str) -> str | None:
-    """The last standalone number or fraction in ``text`` ("1,234", "-3/7", "2.5e3"), or None."""
+def _last_match(text: str) -> re.Match | None:
     last = None
     for m in _NUMBER_IN_TEXT.finditer(text):
         last = m
-    return None if last is None else last.group(0)
+    return last
+
+
+def last_number(text: str) -> str | None:
+    """The last standalone number, fraction or ``\\frac{a}{b}`` in ``text``, or None.
+
+    Examples: "1,234", "-3/7", "2.5e3", "\\frac{1}{2}". This only finds the token; whether the
+    verifier may use it is ``read_tail``'s decision.
+    """
+    m = _last_match(text)
+    return None if m is None else m.group(0)
+
+
+def _glue(text: str, start: int, end: int, token: str) -> str | None:
+    """Why the token ``text[start:end]`` is part of a larger expression, or None if it stands alone.
+
+    Looks at a bounded neighbourhood only (plus one run of spaces on each side): linear time.
+    """
+    left = text[start - 1] if start > 0 else "\n"  # one character each; a newline at the ends
+    right = text[end] if end < len(text) else "\n"
+    signed = token[:1] in "+-\u2212"
+    if left in "{}" or right in "{}":
+        return "inside a LaTeX group ({...}: a power, a root, a macro argument, {,})"
+    if right in _SUPERSCRIPTS:
+        return "followed by a superscript (a power)"
+    if left in _DASHES and not signed:
+        return "after a dash that is not a minus sign"
+    if left in _APOSTROPHES and start > 1 and text[start - 2].isdigit():
+        return "digits grouped by an apostrophe"
+    if left == "," and start > 1 and text[start - 2] in "0123456789":
+        return "after a comma glued to a digit (a decimal comma or a broken thousands group)"
+    if (
+        left in _GROUP_SPACES
+        and start > 1
+        and text[start - 2] in "0123456789"
+        and re.fullmatch(r"[0-9]{3}(?:\.[0-9]+)?", token, re.ASCII)
+    ):
+        return "digits grouped by spaces"
+    before = text[:start].rstrip(_GROUP_SPACES + "\t") or "\n"
+    after = text[end:].lstrip(_GROUP_SPACES + "\t") or "\n"
+    if before[-1] in _OPERATORS or before.endswith(_LATEX_OPERATORS):
+        return "after an operator (part of a sum, product, quotient or power)"
+    if after[0] in _OPERATORS or after.startswith(_LATEX_OPERATORS):
+        return "before an operator (part of a sum, product or power)"
+    if right == "\\" and text[end + 1 : end + 2].isalpha():
+        return "followed by a LaTeX macro"
+    return None
+
+
+def read_tail(text: str) -> tuple[str | None, str | None]:
+    """The last-number reading of a response without a box: ``(token, problem)``.
+
+    ``(None, None)``: no number in the text. ``(token, None)``: the last standalone number,
+    fraction or ``\\frac{a}{b}``, which stands alone. ``(token, reason)``: the last number is part
+    of a larger expression the grammar does not parse (a power, an operator, a LaTeX group, digits
+    grouped by spaces or apostrophes, a decimal comma, a dash that is not a minus sign); the
+    verifier fails closed on it (``parse_error``) instead of reading a smaller number.
+    """
+    m = _last_match(text)
+    if m is None:
+        return None, None
+    return m.group(0), _glue(text, m.start(), m.end(), m.group(0))
 
 
 def parse_number(token: str, max_number_chars: int = 100) -> Fraction | None:
@@ -167,7 +251,10 @@ def verify_numeric_answer(
 
     1. Extract: the contents of the last ``\\boxed{...}`` if there is one (they must be a single
        number, else ``parse_error``; an unclosed last box is also ``parse_error``), otherwise
-       the last standalone number or fraction in the text (none: ``no_answer``).
+       the last standalone number, fraction or ``\\frac{a}{b}`` in the text (none:
+       ``no_answer``). That reading fails closed (``read_tail``): a last number that is part of
+       a larger expression (``2^{10}``, ``5\u00b2``, ``3-5``, ``1 234 567``, ``1.234,56``, a dash
+       before it) is ``parse_error``, with the reason in ``.detail``.
     2. Canonicalise and parse exactly (``parse_number``): thousands separators, ``\\frac{a}{b}``,
        decimals, ``a/b``, exponents; ``Fraction``, never ``float``.
     3. Compare in rationals: correct iff ``|x - ref| <= max(abs_tol, rel_tol * |ref|)``.
@@ -175,13 +262,16 @@ def verify_numeric_answer(
     Defaults: ``abs_tol=1e-6`` (a decimal correct to six places matches, so ``\\boxed{3/7}``
     matches "0.428571"), ``rel_tol=1e-9`` (an integer answer below 10**9 must be exact).
     Responses over ``max_chars`` characters are ``too_long`` (``None``: no cap). Never raises for
-    any ``response`` or ``reference``; raises ``ValueError`` only for negative tolerances.
+    any ``response`` or ``reference``; raises ``ValueError`` only for negative, NaN or infinite
+    tolerances. The tolerances are read as the decimals they are written as (``Fraction("1e-06")``).
 
     >>> verify_numeric_answer(r"Final: \\boxed{3/7}", "0.428571").reward
     1.0
     """
-    if not (rel_tol >= 0 and abs_tol >= 0):  # also catches NaN
-        raise ValueError(f"tolerances must be >= 0, got rel_tol={rel_tol}, abs_tol={abs_tol}")
+    if not (0 <= rel_tol < math.inf and 0 <= abs_tol < math.inf):  # also catches NaN
+        raise ValueError(
+            f"tolerances must be finite and >= 0, got rel_tol={rel_tol}, abs_tol={abs_tol}"
+        )
     if not isinstance(reference, str):
         return NumericResult(0.0, "invalid_reference")
     ref = parse_number(reference, max_number_chars)
@@ -198,16 +288,26 @@ def verify_numeric_answer(
         if extracted is None:
             return NumericResult(0.0, "parse_error")
     else:
-        extracted = last_number(response)
+        extracted, problem = read_tail(response)
         if extracted is None:
             return NumericResult(0.0, "no_answer")
+        if problem is not None:
+            return NumericResult(0.0, "parse_error", extracted[:MAX_SHOWN], detail=problem)
     value = parse_number(extracted, max_number_chars)
     shown = extracted[:MAX_SHOWN]
     if value is None:
         return NumericResult(0.0, "parse_error", shown)
-    tol = max(Fraction(abs_tol), Fraction(rel_tol) * abs(ref))
+    tol = max(_decimal(abs_tol), _decimal(rel_tol) * abs(ref))
     ok = abs(value - ref) <= tol
     return NumericResult(1.0 if ok else 0.0, "correct" if ok else "wrong", shown, value)
+
+
+def _decimal(x: float) -> Fraction:
+    """A tolerance as the decimal it is written as: ``Fraction("1e-06")``, exactly 10**-6.
+
+    ``Fraction(1e-6)`` would be the binary float, 10**-6 minus about 4.5e-23.
+    """
+    return Fraction(repr(float(x)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,14 +373,18 @@ def _numeric(task: Task, completion: Any, **config: Any) -> Verdict:
 def _last_integer(task: Task, completion: Any, *, max_chars: int | None, **numeric: Any) -> Verdict:
     if task.family == "arithmetic":
         return _numeric(task, completion, max_chars=max_chars, **numeric)
+    if not isinstance(task.answer, str) or not re.fullmatch(r"[-+]?[0-9]+", task.answer, re.ASCII):
+        return Verdict(0.0, "invalid_reference", {"reference": task.answer})  # a task bug
     if not isinstance(completion, str):
         return Verdict(0.0, "invalid_input")
     if max_chars is not None and len(completion) > max_chars:
         return Verdict(0.0, "too_long")
-    token = last_number(completion)
+    token, problem = read_tail(completion)
     if token is None:
         return Verdict(0.0, "no_answer")
     parts = {"extracted": token[:MAX_SHOWN], "reference": task.answer}
+    if problem is not None:
+        return Verdict(0.0, "parse_error", {**parts, "detail": problem})
     plain = token.replace(",", "").lstrip("+-\u2212")
     if not plain.isdigit() or len(plain) > numeric["max_number_chars"]:
         return Verdict(0.0, "wrong", parts)  # the last number is not an integer
@@ -318,26 +422,32 @@ def _sloppy(task: Task, completion: Any) -> Verdict:
 _NUMERIC_CONFIG = {"rel_tol": 1e-9, "abs_tol": 1e-6, "max_chars": 20_000, "max_number_chars": 100}
 _NUMERIC_RULES = (
     "extract: contents of the last \\boxed{ (innermost if nested; must be one number); "
-    "else the last standalone number or fraction in the text",
+    "else the last standalone number, fraction or \\frac{a}{b} in the text",
+    "the last-number reading fails closed: a last number touching a power, superscript, "
+    "operator, LaTeX group or macro, a dash that is not a minus sign, or digits grouped by "
+    "spaces, apostrophes or a glued comma is a parse_error",
     "an unclosed last \\boxed{ is a parse_error; text with no number is no_answer",
-    "thousands separators: 1-3 digits then groups of exactly 3 ('1,234'); '1, 2' is a list",
+    "thousands separators: 1-3 digits then groups of exactly 3 ('1,234', '1{,}234'); "
+    "'1, 2' is a list",
     "accepted forms: integers, decimals, a/b, \\frac{a}{b}, exponents, leading + - or U+2212",
     "parse exactly with fractions.Fraction; zero denominators, NaN and inf are parse_error",
     "more than max_number_chars digits, or a larger exponent, is parse_error",
-    "correct iff |x - ref| <= max(abs_tol, rel_tol * |ref|), computed in rationals",
+    "correct iff |x - ref| <= max(abs_tol, rel_tol * |ref|), computed in rationals, with the "
+    "tolerances read as written decimals (Fraction('1e-06'), not the binary float)",
     "responses over max_chars characters are too_long; non-str is invalid_input",
 )
 
-NUMERIC = Verifier("numeric", "1.0", _NUMERIC_RULES, dict(_NUMERIC_CONFIG), _numeric)
+NUMERIC = Verifier("numeric", "1.1", _NUMERIC_RULES, dict(_NUMERIC_CONFIG), _numeric)
 """``verify_numeric_answer`` as a task verifier: ``NUMERIC(task, completion)``."""
 
 verify_arithmetic = Verifier(
     "arithmetic",
-    "1.0",
+    "1.1",
     (
         "family 'arithmetic' (free response): the numeric rules, see the 'numeric' passport",
-        "other families: the last standalone number in the completion (same number grammar) "
-        "must be an integer equal to task.answer",
+        "other families: the last standalone number in the completion (same number grammar, "
+        "same fail-closed reading) must be an integer equal to task.answer",
+        "other families: a task.answer that is not an integer is invalid_reference",
         "tests answer correctness, not compliance with an 'only a number' instruction",
         "completions over max_chars characters are too_long; non-str is invalid_input",
     ),

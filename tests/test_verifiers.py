@@ -24,6 +24,7 @@ from helpers.verifiers import (
     extract_boxed,
     last_number,
     parse_number,
+    read_tail,
     verify_arithmetic,
     verify_arithmetic_sloppy,
     verify_format,
@@ -168,7 +169,8 @@ def test_thousands_separators_do_not_merge_lists():
     assert last_number("1,234 and 5") == "5"
     assert last_number("total 1,234") == "1,234"
     assert last_number("1,2345") == "2345"
-    assert cat("[1,2]", "12") == "wrong"
+    assert cat("[1,2]", "12") == "parse_error"  # a comma glued to a digit is not a grouping
+    assert cat("pick 1, 2", "2") == "correct"  # a list: the last item stands alone
 
 
 @pytest.mark.parametrize(
@@ -204,7 +206,8 @@ def test_control_sequences_and_code(response):
 
 
 def test_injection_never_evaluated():
-    assert cat("eval('40+41')", "81") == "wrong"  # last number is 41
+    assert cat("eval('40+41')", "81") == "parse_error"  # 41 is part of a sum: not read alone
+    assert cat("eval('40 - 41') gives 41", "81") == "wrong"
     assert cat(r"\boxed{40+41}", "81") == "parse_error"
 
 
@@ -224,6 +227,116 @@ def test_parse_number():
     assert parse_number("1" * 101) is None
     assert parse_number("1/0") is None
     assert parse_number("1.5/2") is None
+    assert parse_number("1{,}234{,}567") == 1234567
+
+
+# --- the last-number reading fails closed (issue: a smaller number is never read) ---------------
+
+# (response, reference that the old reading would have paid, what the tail reading finds)
+FAIL_CLOSED = [
+    (r"The answer is \frac{1}{2}", "2", "wrong"),  # \frac in text is the fraction, not 2
+    (r"so it is \dfrac{1}{2}", "2", "wrong"),
+    (r"so it is \tfrac{3}{4}", "4", "wrong"),
+    ("2^{10}", "10", "parse_error"),  # a power
+    ("2^10", "10", "parse_error"),
+    ("5\u00b2", "5", "parse_error"),  # superscript two
+    ("10\u00b3", "10", "parse_error"),
+    ("10**100000", "100000", "parse_error"),
+    ("2 * 5", "5", "parse_error"),
+    ("2 \\times 5", "5", "parse_error"),
+    ("2\\cdot5", "2", "parse_error"),
+    ("the answer is 3-5", "5", "parse_error"),  # a difference, not the number 5
+    ("x = - 5", "5", "parse_error"),  # a detached sign is not dropped
+    ("1/ 2", "2", "parse_error"),
+    ("5 + x", "5", "parse_error"),
+    ("an en dash \u20135", "5", "parse_error"),
+    ("an em dash \u20145", "5", "parse_error"),
+    ("full-width minus \uff0d5", "5", "parse_error"),
+    ("small hyphen-minus \ufe635", "5", "parse_error"),
+    ("1 234 567", "567", "parse_error"),  # digits grouped by spaces
+    ("1\u202f234\u202f567", "567", "parse_error"),  # narrow no-break spaces
+    ("1\u00a0234", "234", "parse_error"),
+    ("1'234'567", "567", "parse_error"),  # grouped by apostrophes
+    ("1\u2019234", "234", "parse_error"),
+    ("1.234,56", "56", "parse_error"),  # European decimal comma
+    ("3,5", "5", "parse_error"),
+    ("1{,}234", "234", "wrong"),  # LaTeX's grouped comma: the number 1234
+    ("1{,}2", "2", "parse_error"),
+    (r"\sqrt{8}", "8", "parse_error"),  # inside a LaTeX group
+    (r"\textbf{81}", "81", "parse_error"),  # also a group: box it instead
+    (r"81\text{ cm}", "81", "parse_error"),  # followed by a macro
+]
+
+
+@pytest.mark.parametrize("response, reference, category", FAIL_CLOSED)
+def test_tail_reading_fails_closed(response, reference, category):
+    r = verify_numeric_answer(response, reference)
+    assert r.category == category, (response, r)
+    if category == "parse_error":
+        assert r.detail  # the reason is reported
+
+
+@pytest.mark.parametrize(
+    "response, reference",
+    [
+        (r"The answer is \frac{1}{2}.", "0.5"),
+        (r"$-\dfrac{3}{7}$", "-3/7"),
+        (r"\frac{1,000}{3}", "1000/3"),
+        ("1{,}234", "1234"),
+        ("23 + 58 = 81", "81"),  # the working is fine when the answer comes last
+        ("2^{10} = 1024", "1024"),
+        ("x = -5", "-5"),
+        ("x = \u22125", "-5"),
+        (r"\(81\)", "81"),
+        ("81%", "81"),
+        ("pick 1, 2", "2"),
+        ("at 12:30 we have 81", "81"),
+        ("the answer \u2013 as computed \u2013 is 81", "81"),
+        ("5\u2014", "5"),  # a dash after the number is punctuation
+        ("Score: 139 or 140", "140"),
+    ],
+)
+def test_tail_reading_keeps_well_formed_answers(response, reference):
+    assert cat(response, reference) == "correct"
+
+
+def test_read_tail():
+    assert read_tail("no number") == (None, None)
+    assert read_tail("so 81.") == ("81", None)
+    token, why = read_tail("2^{10}")
+    assert token == "10" and "group" in why
+    assert read_tail(r"x \frac{1}{2}") == (r"\frac{1}{2}", None)
+    assert read_tail(r"\frac{1}{2}^{3}")[1] is not None
+    assert last_number(r"it is \frac{1}{2}") == r"\frac{1}{2}"
+
+
+def test_last_number_rule_pays_a_hedge_that_ends_on_gold():
+    # The seed's rule: the last number wins, so "42, not 43" is paid for 43 (the gold number
+    # inside a wrong answer). The strict verifier of lesson 9.1 (A4) rejects it.
+    assert cat("42, not 43", "43") == "correct"
+    assert cat(r"\boxed{42}, not 43", "43") == "wrong"
+
+
+def test_tolerance_constants_are_decimals():
+    # Fraction(1e-6) < 10**-6 and Fraction(1e-9) > 10**-9: the tolerances are read as written.
+    assert Fraction(1e-6) < Fraction("1e-6") and Fraction(1e-9) > Fraction("1e-9")  # the premise
+    assert cat("0.000001", "0") == "correct"  # exactly abs_tol away
+    assert cat("0.0000010000000001", "0") == "wrong"
+    assert cat("1.000001", "1") == "correct"
+    big = 10**27  # rel_tol * ref = 10**18 exactly
+    assert cat(str(big + 10**18), str(big)) == "correct"
+    assert cat(str(big + 10**18 + 1), str(big)) == "wrong"  # Fraction(1e-9) would accept it
+    for bad in (float("inf"), float("nan"), -1e-9):
+        with pytest.raises(ValueError):
+            verify_numeric_answer("1", "1", abs_tol=bad)
+
+
+def test_tolerance_false_positives_are_documented():
+    # The tolerance is a design choice with false positives of its own (lesson 9.1.4 shows them).
+    assert cat("123456789100", "123456789012") == "correct"  # 88 <= 1e-9 * 1.2e11
+    assert cat(r"\boxed{1e-7}", "5e-7") == "correct"  # 4e-7 <= abs_tol
+    assert cat("0", "9e-7") == "correct"
+    assert cat("123456789100", "123456789012", rel_tol=0) == "wrong"
 
 
 # --- bounded time ------------------------------------------------------------------------------
@@ -378,6 +491,11 @@ def choice_task(answer="81", options=(81, 79)):
         (" 79", 0.0),
         (" 81.5", 0.0),  # the last number is not an integer
         (" 8,1", 0.0),
+        (" 79-81", 0.0),  # the last integer is part of a difference: fails closed
+        (" 79 - 81", 0.0),
+        (" 2^81", 0.0),
+        (" 79\u201381", 0.0),  # en dash
+        (" 81 is 80+1", 0.0),
         (" eighty-one", 0.0),
         ("", 0.0),
         (" 1810", 0.0),
@@ -469,10 +587,21 @@ def test_fuzz_task_verifiers_never_raise(completion, family):
             assert verdict.category != "error"
 
 
-def test_check_turns_exceptions_into_error_category():
-    bad = Task(prompt="", answer="not a number", family="arithmetic_choice")
-    assert verify_arithmetic.check(bad, " 81").category == "error"
+@pytest.mark.parametrize("answer", ["not a number", "2.5", "3/7", "", " 81", None, 81])
+def test_non_integer_reference_is_invalid_reference(answer):
+    bad = Task(prompt="", answer=answer, family="arithmetic_choice")
+    assert verify_arithmetic.check(bad, " 81").category == "invalid_reference"
     assert verify_arithmetic(bad, " 81") == 0.0
+
+
+def test_check_turns_exceptions_into_error_category():
+    def boom(task, completion):
+        raise RuntimeError("a bug inside the verifier")
+
+    broken = dataclasses.replace(verify_arithmetic, fn=boom, config={})
+    v = broken.check(choice_task(), " 81")
+    assert v.category == "error" and "RuntimeError" in v.components["exception"]
+    assert broken(choice_task(), " 81") == 0.0
 
 
 # --- passports ---------------------------------------------------------------------------------
@@ -500,8 +629,8 @@ def test_passport_hash_is_pinned():
 
 
 PINNED = {
-    "numeric": "3df41a506f2d19fb",
-    "arithmetic": "0cad00a9edd07b4f",
+    "numeric": "0b5a88c371ede0a8",
+    "arithmetic": "c370ace65fa4d0d7",
     "format": "f8886095093c40e3",
     "arithmetic_sloppy": "b1a5caa94fcad5bc",
 }
