@@ -39,23 +39,26 @@ c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?s).*(Warning|warn\().*"
 
 
-# Grading safety (course/instructor.py): GuardedExecute replaces Execute (restores numpy/math/builtins
-# before each test cell and fails a cell during which they change; survives a killed kernel or a
+# Grading safety (course/grading/safety.py): GuardedExecute replaces Execute (runs the kernel in the
+# bubblewrap sandbox, restores numpy/math/builtins/IPython before each test cell and fails a cell
+# during which they change, decides the verdict outside the kernel, survives a killed kernel or a
 # runaway cell); RedactHiddenTests keeps hidden tests and their expected values out of feedback.
-def _safety_module():
-    import importlib.util
-    import os
+# The package is imported from the repository this file belongs to; a throwaway course (tests) that
+# holds only this file finds it on PYTHONPATH (course/ is a namespace package).
+import sys  # noqa: E402
 
-    roots = [ROOT] + [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    for root in roots:  # a throwaway course (tests) holds only this file: use the repository's
-        path = root / "course" / "instructor.py"
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location("course_instructor", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    raise RuntimeError("course/instructor.py not found: grading safety cannot be loaded")
+if (ROOT / "course" / "grading").is_dir() and str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
+# Sandbox and limits for every student's kernel (see course/INSTRUCTOR.md, "Threat model").
+# "none" (UNSAFE) only through `instructor.py autograde --trusted-students`.
+c.GuardedExecute.sandbox = "bwrap"
+c.GuardedExecute.memory_mb = 4096  # address space of each process (RLIMIT_AS)
+c.GuardedExecute.max_processes = 256  # RLIMIT_NPROC
+c.GuardedExecute.file_mb = 256  # largest file written (RLIMIT_FSIZE)
+c.GuardedExecute.workdir_mb = 1024  # working directory: a tmpfs of this size
+c.GuardedExecute.tmp_mb = 512  # /tmp: a tmpfs of this size
+c.GuardedExecute.notebook_timeout = 1800  # wall seconds per notebook (per cell: Execute.timeout)
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
@@ -67,7 +70,9 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-GuardedExecute, RedactHiddenTests = _safety_module()._make_safety_classes()
+from course.grading.safety import make_safety_classes  # noqa: E402
+
+GuardedExecute, RedactHiddenTests = make_safety_classes()
 c.Autograde.autograde_preprocessors = [
     GuardedExecute,
     IgnorePattern,

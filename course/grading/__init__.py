@@ -1,0 +1,11 @@
+"""The course's grading machinery on top of nbgrader (course/instructor.py is the command line).
+
+- ``course.grading.safety``: the nbgrader preprocessors ``GuardedExecute`` and ``RedactHiddenTests``
+  (loaded by course/nbgrader_config.py into every nbgrader run);
+- ``course.grading.sandbox``: the bubblewrap sandbox around each student's kernel;
+- ``course.grading.runner``: the class run (one nbgrader process and one private gradebook per
+  student, sharded over workers, merged, with a report);
+- ``course.grading.collect``: collecting submissions from folders and zips, refusing tricks.
+
+Standard library + nbgrader/jupyter_client (imported lazily where only nbgrader runs need them).
+"""

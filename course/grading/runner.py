@@ -1,0 +1,244 @@
+"""The class run: every student graded by its own ``nbgrader autograde`` process, in the sandbox,
+against its own copy of the gradebook; the copies are merged into gradebook.db one at a time.
+
+One student cannot stop or change anyone else's grading: its kernel runs in the sandbox (no view of
+host processes, of the course, of the gradebook, of other students), its nbgrader process writes
+only a private gradebook copy and a private TMPDIR, and the process group is killed after a wall
+limit. A student whose grading fails (or who scores 0) is listed with a reason in
+``autograded/report-<lesson>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from course.grading import sandbox
+from course.grading.common import BIN, ROOT, db_url, nbgrader, nbgrader_env
+
+UNSAFE = ("NONE (--trusted-students): student code ran with the instructor's rights, network and "
+          "files; UNSAFE for work from strangers")  # fmt: skip
+# The nbgrader process of one student is killed after notebook_timeout + this (its own limit fires
+# first; this is the backstop for a grader that hangs).
+BACKSTOP_S = 300
+
+
+def _ensure_assignment(lesson: str, root: Path) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url(root)) as gb:
+        try:
+            gb.find_assignment(lesson)
+            return
+        except MissingEntry:
+            pass
+    nbgrader("generate_assignment", lesson, "--force", root=root)
+
+
+def _reason(text: str, returncode: int) -> str:
+    for pattern, reason in [
+        (r"grading sandbox unavailable: (.*)", None),
+        (r"DeadKernelError|Kernel died", "the kernel died"),
+        (r"CellTimeoutError|Timeout waiting", "a cell exceeded the time limit"),
+        (r"NotJSONError|Notebook does not appear to be JSON|Unreadable Notebook", "unreadable notebook"),
+        (r"KeyError", "nbgrader could not match the notebook's cells (cells deleted?)"),
+    ]:  # fmt: skip
+        m = re.search(pattern, text)
+        if m:
+            return reason or m.group(0)
+    lines = [ln for ln in text.splitlines() if "[AutogradeApp | ERROR]" in ln or "Error" in ln]
+    return lines[-1].strip() if lines else f"nbgrader exited with status {returncode}"
+
+
+def _errors(nb_path: Path) -> list[str]:
+    """One line per cell with an error output in the autograded notebook (what the student's code
+    ran into: PermissionError, read-only file system, no network, MemoryError, ...)."""
+    try:
+        nb = json.loads(nb_path.read_text())
+    except (OSError, ValueError):
+        return []
+    out = []
+    for i, c in enumerate(nb.get("cells", [])):
+        errs = [o for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        if not errs:
+            continue
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {i}"
+        e = errs[0]
+        out.append(f"{gid}: {e.get('ename')}: {str(e.get('evalue', ''))[:160]}")
+    return out[:40]
+
+
+def _score(url: str, lesson: str, student: str) -> tuple[float, float] | None:
+    import warnings
+
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(url) as gb, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            sub = gb.find_submission(lesson, student)
+        except MissingEntry:
+            return None
+        return float(sub.code_score), float(sub.max_code_score)
+
+
+def _grade_one(lesson: str, student: str, root: Path, url: str, extra: list[str],
+               wall_s: int) -> dict:  # fmt: skip
+    """One student's nbgrader process: own session, own TMPDIR, killed (whole group) at ``wall_s``."""
+    tmp = tempfile.mkdtemp(prefix=f"grade-{re.sub(r'[^A-Za-z0-9_.-]', '_', student)}-")
+    env = nbgrader_env(root, TMPDIR=tmp)
+    cmd = [str(BIN / "nbgrader"), "autograde", lesson, "--force", "--student", student,
+           f"--CourseDirectory.db_url={url}", *extra]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    try:
+        text, _ = proc.communicate(timeout=wall_s)
+        killed = False
+    except subprocess.TimeoutExpired:
+        killed = True
+        text = ""
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # anything it left behind (trusted mode included)
+        except ProcessLookupError:
+            pass
+        if killed:
+            text = proc.communicate()[0] or ""
+        shutil.rmtree(tmp, ignore_errors=True)
+    done = (root / "autograded" / student / lesson).is_dir()
+    rec: dict = {"student": student, "ok": proc.returncode == 0 and done and not killed}
+    if killed:
+        rec["reason"] = f"grading ran past {wall_s} s and was stopped"
+    elif not rec["ok"]:
+        rec["reason"] = _reason(text, proc.returncode)
+    if rec["ok"]:
+        score = _score(url, lesson, student)
+        if score is not None:
+            rec["score"], rec["max_score"] = score
+    limits = re.findall(r"SANDBOX-LIMITS: (\{.*\})", text)
+    if limits:
+        rec["limits"] = json.loads(limits[-1])
+    events = sorted(set(re.findall(r"GRADING-SAFETY: (.*)", text)))
+    if events:
+        rec["safety_events"] = events
+    errors = _errors(root / "autograded" / student / lesson / f"{lesson}.ipynb") if done else []
+    if errors:
+        rec["errors"] = errors
+    if rec["ok"] and rec.get("score") == 0:
+        rec["reason"] = "0 points: " + ("; ".join(errors[:3]) if errors else "no test passed")
+    return rec
+
+
+def _merge(lesson: str, student: str, src_url: str, dst_url: str) -> None:
+    """Copy one student's autograded results for one lesson from a private gradebook into the main one."""
+    import warnings
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(src_url) as src, Gradebook(dst_url) as dst, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SQLAlchemy autoflush notices from nbgrader's own API
+        sub = src.find_submission(lesson, student)
+        dst.update_or_create_student(student)
+        new = dst.update_or_create_submission(lesson, student, timestamp=sub.timestamp)
+        for snb in sub.notebooks:
+            dnb = dst.find_submission_notebook(snb.name, lesson, student)
+            dnb.flagged = snb.flagged
+            dnb.late_submission_penalty = snb.late_submission_penalty
+            for g in snb.grades:
+                d = dst.find_grade(g.name, snb.name, lesson, student)
+                d.auto_score, d.needs_manual_grade = g.auto_score, g.needs_manual_grade
+            for c in snb.comments:
+                dst.find_comment(c.name, snb.name, lesson, student).auto_comment = c.auto_comment
+        del new
+        dst.db.commit()
+
+
+def autograde(
+    lesson: str,
+    students: list[str] | None = None,
+    workers: int = 2,
+    timeout: int | None = None,
+    root: Path = ROOT,
+    trusted: bool = False,
+    notebook_timeout: int | None = None,
+) -> dict:
+    """Autograde ``students`` (default: everyone in submitted/ with this lesson) and write a report.
+
+    ``timeout``: seconds per cell (default: the config's 120); ``notebook_timeout``: per notebook
+    (default 1800). ``trusted=True`` grades without the sandbox (refused otherwise when the sandbox
+    cannot start). Returns the report: {"lesson", "sandbox", "graded": [...], "failed": [{"student",
+    "reason"}], "zero": [{"student", "reason"}], "students": {id: record}, "safety_events": {...}}.
+    """
+    if not trusted:
+        why = sandbox.unavailable_reason()
+        if why:
+            raise SystemExit(f"autograde refuses to run untrusted code without its sandbox: {why}")
+    _ensure_assignment(lesson, root)
+    if students is None:
+        students = sorted(
+            p.parent.name for p in (root / "submitted").glob(f"*/{lesson}") if p.is_dir()
+        )
+    extra = [f"--GuardedExecute.sandbox={'none' if trusted else 'bwrap'}"]
+    if timeout:
+        extra.append(f"--Execute.timeout={timeout}")
+    nb_limit = notebook_timeout or 1800
+    if notebook_timeout:
+        extra.append(f"--GuardedExecute.notebook_timeout={notebook_timeout}")
+    workers = max(1, min(workers, len(students) or 1))
+    mode = UNSAFE if trusted else "bubblewrap"
+    print(f"$ nbgrader autograde {lesson} --force --student <id>   # {len(students)} students, "
+          f"{workers} worker(s), a private gradebook each, merged into gradebook.db; "
+          f"sandbox: {mode}", flush=True)  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="autograde-") as tmp:
+        urls = {}
+        for k, s in enumerate(students):
+            shutil.copy(root / "gradebook.db", Path(tmp) / f"s{k}.db")
+            urls[s] = f"sqlite:///{Path(tmp) / f's{k}.db'}"
+
+        def run(s: str) -> dict:
+            return _grade_one(lesson, s, root, urls[s], extra, nb_limit + BACKSTOP_S)
+
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(run, students))
+        for rec in results:  # sequential: one writer on gradebook.db
+            if rec["ok"]:
+                _merge(lesson, rec["student"], urls[rec["student"]], db_url(root))
+    report = {
+        "lesson": lesson,
+        "sandbox": mode,
+        "limits": next((r["limits"] for r in results if r.get("limits")), {}),
+        "graded": [r["student"] for r in results if r["ok"]],
+        "failed": [
+            {"student": r["student"], "reason": r["reason"]} for r in results if not r["ok"]
+        ],
+        "zero": [
+            {"student": r["student"], "reason": r["reason"]}
+            for r in results
+            if r["ok"] and r.get("score") == 0
+        ],
+        "students": {
+            r["student"]: {k: v for k, v in r.items() if k not in ("student", "limits")}
+            for r in results
+        },
+        "safety_events": {
+            r["student"]: r["safety_events"] for r in results if r.get("safety_events")
+        },
+    }
+    (root / "autograded").mkdir(exist_ok=True)
+    (root / "autograded" / f"report-{lesson}.json").write_text(json.dumps(report, indent=2))
+    print(f"graded {len(report['graded'])}, failed {len(report['failed'])}: "
+          f"{root / 'autograded' / f'report-{lesson}.json'}")  # fmt: skip
+    if trusted:
+        print(f"  SANDBOX: {UNSAFE}")
+    for f in report["failed"]:
+        print(f"  FAILED {f['student']}: {f['reason']}")
+    for s, ev in report["safety_events"].items():
+        print(f"  grading-safety events for {s}: {'; '.join(ev)}")
+    return report

@@ -1,0 +1,177 @@
+"""The sandbox around a student's kernel: bubblewrap (Linux user namespaces), no daemon, no root.
+
+nbgrader starts the kernel through a kernel manager; ``SandboxedKernelManager`` (built by
+``kernel_manager_class``) is jupyter_client's own manager with two changes:
+
+- the kernel talks to nbgrader over Jupyter's ``ipc`` transport (Unix sockets) in a private folder
+  that is the only host folder bind-mounted read-write into the sandbox: the sandbox has its own
+  network namespace (no interface but a down loopback), so TCP to the host is impossible;
+- the kernel command is wrapped: ``bwrap <mounts> sh -c 'seed the work dir; exec prlimit <limits>
+  python -m ipykernel_launcher -f <connection file>'``.
+
+Inside, the kernel sees read-only: /usr (the system's programs and libraries), the Python
+installation and the venv, ``helpers/``, the BaseLM artifact and the lesson's release folder;
+read-write only: its working directory (a size-capped tmpfs seeded with a copy of the folder nbgrader
+runs it in), a size-capped private /tmp, and the ipc folder. Not visible at all: the course root
+(source_notebooks/, gradebook.db, autograded/, feedback/, submitted/), the instructor's home, other
+students, the grader's environment (``--clearenv``; a short whitelist is set again), host processes
+(own pid namespace: nothing outside can be seen or signalled). Everything the student started dies
+with the sandbox (``--die-with-parent`` on a pid namespace whose init is bubblewrap's).
+Limits (``Limits``): address space, processes, file size, open files, tmpfs sizes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+MiB = 1024 * 1024
+# Environment variables the kernel gets again after --clearenv (values taken from the grader's).
+ENV_KEEP = ["NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "COURSE_SMOKE", "OMP_NUM_THREADS",
+            "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TORCH_NUM_THREADS", "LANG", "TZ"]  # fmt: skip
+FIX = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
+    "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
+    "24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or grade inside a Linux container or VM "
+    "that has both; only for work you trust: --trusted-students (no sandbox, UNSAFE)"
+)
+
+
+@dataclass
+class Limits:
+    """Per-kernel limits (defaults in course/nbgrader_config.py, ``c.GuardedExecute.*``)."""
+
+    memory_mb: int = 4096  # RLIMIT_AS of the kernel and each process it starts
+    processes: int = 256  # RLIMIT_NPROC (see INSTRUCTOR.md: not enforced when grading as root)
+    file_mb: int = 256  # RLIMIT_FSIZE: largest file it may write
+    open_files: int = 1024  # RLIMIT_NOFILE
+    workdir_mb: int = 1024  # tmpfs size of its working directory
+    tmp_mb: int = 512  # tmpfs size of /tmp
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def unavailable_reason() -> str | None:
+    """None when a sandbox can be started here, else why not (with the fix)."""
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox needs Linux (this is {sys.platform}); fix: {FIX}"
+    bw = bwrap_path()
+    if bw is None:
+        return f"bubblewrap (bwrap) is not installed; fix: {FIX}"
+    try:
+        out = subprocess.run(
+            [bw, "--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/",
+             "--proc", "/proc", "--dev", "/dev", "true"],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"bubblewrap could not be run ({err}); fix: {FIX}"
+    if out.returncode != 0:
+        return f"bubblewrap cannot create namespaces here ({out.stderr.strip()}); fix: {FIX}"
+    return None
+
+
+def _ro_paths(lesson_dirs: list[Path]) -> list[Path]:
+    """Host folders the kernel may read: Python, the venv, helpers/, BaseLM, the lesson's files."""
+    paths = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent.parent]
+    spec = importlib.util.find_spec("helpers")
+    if spec is not None and spec.origin:
+        helpers = Path(spec.origin).resolve().parent
+        paths += [helpers, helpers.parent / "artifacts" / "baselm"]
+    if os.environ.get("BASELM_DIR"):
+        paths.append(Path(os.environ["BASELM_DIR"]))
+    paths += lesson_dirs
+    out: list[Path] = []
+    for p in paths:
+        p = p.resolve()
+        if p.exists() and p not in out:
+            out.append(p)
+    return out
+
+
+def _system_mounts() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64"):
+        p = Path("/") / name
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), str(p)]
+    for etc in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "fonts"):
+        p = Path("/etc") / etc
+        if p.exists():
+            args += ["--ro-bind", str(p), str(p)]
+    return args
+
+
+def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
+                  lesson_dirs: list[Path] = ()) -> list[str]:  # fmt: skip
+    """The full argv: bubblewrap, mounts, environment, limits, then ``kernel_cmd``."""
+    bw = bwrap_path()
+    if bw is None:
+        raise RuntimeError(f"grading sandbox: bubblewrap (bwrap) is not installed; fix: {FIX}")
+    venv_bin = str(Path(sys.executable).parent)
+    args = [bw, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "1000",
+            "--gid", "1000", "--hostname", "sandbox", "--cap-drop", "ALL", "--die-with-parent",
+            "--new-session", "--clearenv"]  # fmt: skip
+    env = {"PATH": f"{venv_bin}:/usr/bin:/bin", "HOME": "/tmp", "USER": "student",
+           "MPLCONFIGDIR": "/tmp/.mpl", "XDG_CACHE_HOME": "/tmp/.cache", "MPLBACKEND": "agg",
+           "LANG": "C.UTF-8"}  # fmt: skip
+    env.update({k: os.environ[k] for k in ENV_KEEP if k in os.environ})
+    for k, v in env.items():
+        args += ["--setenv", k, v]
+    args += _system_mounts()
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(limits.tmp_mb * MiB), "--tmpfs", "/tmp"]
+    for p in _ro_paths(list(lesson_dirs)):
+        args += ["--ro-bind", str(p), str(p)]
+    args += ["--bind", ipc_dir, ipc_dir]
+    args += ["--ro-bind", cwd, "/run/seed"]
+    args += ["--size", str(limits.workdir_mb * MiB), "--tmpfs", cwd, "--chdir", cwd]
+    rl = [
+        "prlimit",
+        f"--as={limits.memory_mb * MiB}",
+        f"--nproc={limits.processes}",
+        f"--fsize={limits.file_mb * MiB}",
+        f"--nofile={limits.open_files}",
+        "--core=0",
+        "--",
+    ]
+    inner = "cp -R /run/seed/. . 2>/dev/null; exec " + " ".join(
+        shlex.quote(a) for a in rl + kernel_cmd
+    )
+    return args + ["/bin/sh", "-c", inner]
+
+
+def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
+    """An AsyncKernelManager whose kernels run in the sandbox (jupyter_client imported lazily)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self._sandbox_dir = tempfile.mkdtemp(prefix="nbg-sandbox-")
+            weakref.finalize(self, shutil.rmtree, self._sandbox_dir, True)
+            self.transport = "ipc"
+            self.ip = os.path.join(self._sandbox_dir, "k")
+            self.connection_file = os.path.join(self._sandbox_dir, "kernel.json")
+            self._empty_cwd = tempfile.mkdtemp(prefix="nbg-cwd-")
+            weakref.finalize(self, shutil.rmtree, self._empty_cwd, True)
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            cmd = super().format_kernel_cmd(extra_arguments)
+            cwd = (self._launch_args or {}).get("cwd") or self._empty_cwd
+            return bwrap_command(cmd, str(Path(cwd).resolve()), self._sandbox_dir, limits,
+                                 lesson_dirs)  # fmt: skip
+
+    return SandboxedKernelManager
