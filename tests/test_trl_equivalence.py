@@ -110,12 +110,15 @@ def course_numpy_loss(new, old, ref, adv, mask, *, loss_type, level, eps_high, b
     return F["reduce_loss"](per_token, mask, MODE[loss_type], L_MAX)  # lesson 9.3
 
 
-def course_torch_loss(new, old, ref, adv, mask, *, loss_type, level, eps_high, beta):
+def course_torch_loss(new, old, ref, adv, mask, *, loss_type, level, eps_high, beta,
+                      bias_correction_kl=False):  # fmt: skip
     """The course's torch loss for every variant (lesson 9.5's ``clipped_grpo_loss`` is the
     grpo / token / epsilon_high = epsilon case; the test checks that it agrees).
 
     new, old, ref: (N, T) log-probs; adv: (N,); mask: (N, T) 0/1. Same conventions as the NumPy
-    composition; differentiable in ``new``.
+    composition; differentiable in ``new``. ``bias_correction_kl``: the k3 term is weighted by the
+    (token or sequence) ratio, old detached: the KL gradient of KL(pi || ref) instead of
+    KL(ref || pi) (lesson 9.5's gradient contract).
     """
     m = mask.to(new.dtype)
     log_ratio = (new - old) * m
@@ -127,7 +130,8 @@ def course_torch_loss(new, old, ref, adv, mask, *, loss_type, level, eps_high, b
     per_token = -objective
     if beta:
         d = ref - new
-        per_token = per_token + beta * (torch.exp(d) - d - 1)
+        kl = torch.exp(d) - d - 1
+        per_token = per_token + beta * (kl * ratio if bias_correction_kl else kl)
     per_token = per_token * m
     if loss_type == "grpo":
         return (per_token.sum(1) / m.sum(1).clamp(min=1.0)).mean()
@@ -159,7 +163,7 @@ class _Accelerator:
 
 
 def trl_trainer(*, loss_type, level, eps_high, beta, ga_steps=1, steps_per_generation=1,
-                num_processes=1):  # fmt: skip
+                num_processes=1, bias_correction_kl=False):  # fmt: skip
     """A ``GRPOTrainer`` holding only what ``_compute_loss`` reads, set as ``__init__`` sets it."""
     from trl import GRPOTrainer
 
@@ -181,7 +185,9 @@ def trl_trainer(*, loss_type, level, eps_high, beta, ga_steps=1, steps_per_gener
         model=SimpleNamespace(training=True),
         accelerator=_Accelerator(num_processes),
         args=SimpleNamespace(
-            use_bias_correction_kl=False, delta=None, steps_per_generation=steps_per_generation
+            use_bias_correction_kl=bias_correction_kl,
+            delta=None,
+            steps_per_generation=steps_per_generation,
         ),
         _metrics={"train": defaultdict(list), "eval": defaultdict(list)},
     )
@@ -459,6 +465,63 @@ def test_lesson_95_simplified_loss_gradient_is_L_times_trl_dr_grpo_on_policy():
     tr = trl_trainer(loss_type="dr_grpo", level="token", eps_high=EPS, beta=0.0)
     _, grad_trl = trl_loss(tr, new, new.detach().clone(), ref, adv, mask)
     np.testing.assert_allclose(x.grad.numpy(), L_MAX * grad_trl, atol=TOL_LOSS)
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
+@pytest.mark.parametrize("level", ["token", "sequence"])
+def test_bias_corrected_kl_is_the_ratio_weighted_k3(loss_type, level):
+    """use_bias_correction_kl=True (TRL 1.16's default) equals the course's loss with the k3 term
+    multiplied by the ratio, value and gradient; level B's False is the unweighted k3 (the main
+    table). On policy (old = new, detached) the two settings have the same value but different
+    gradients: the ratio's value is 1, its gradient is not 0."""
+    new, old, ref, adv, mask = _t(*make_inputs(7))
+    case = dict(loss_type=loss_type, level=level, eps_high=0.28, beta=0.04)
+    x = new.clone().requires_grad_(True)
+    course_torch_loss(x, old, ref, adv, mask, bias_correction_kl=True, **case).backward()
+    tr = trl_trainer(bias_correction_kl=True, **case)
+    loss_trl, grad_trl = trl_loss(tr, new, old, ref, adv, mask)
+    x2 = new.clone().requires_grad_(True)
+    val = course_torch_loss(x2, old, ref, adv, mask, bias_correction_kl=True, **case)
+    assert abs(float(val.detach()) - loss_trl) < TOL_LOSS
+    assert np.abs(x.grad.numpy() - grad_trl).max() < TOL_LOSS
+    on = new.detach().clone()
+    v_true, g_true = trl_loss(trl_trainer(bias_correction_kl=True, **case), new, on, ref, adv, mask)
+    v_false, g_false = trl_loss(trl_trainer(**case), new, on, ref, adv, mask)
+    assert abs(v_true - v_false) < TOL_LOSS and np.abs(g_true - g_false).max() > 1e-4
+
+
+@pytest.mark.parametrize("bias_correction_kl", [False, True])
+def test_trl_kl_gradient_direction_by_exact_enumeration(bias_correction_kl):
+    """Lesson 9.5's gradient contract, through TRL's own _compute_loss. One token, 5 outcomes,
+    pi = softmax(theta), on policy: each outcome x is one row (advantage 0, beta 1); TRL's
+    d loss / d logp(x), weighted by pi(x) and chained through log_softmax, is the exact expected
+    gradient. False (level B): grad KL(ref || pi); True (TRL's default): grad KL(pi || ref)."""
+    g = torch.Generator().manual_seed(2)
+    theta = torch.randn(5, generator=g, dtype=torch.float64)
+    log_ref = torch.randn(5, generator=g, dtype=torch.float64).log_softmax(0)
+    tr = trl_trainer(loss_type="grpo", level="token", eps_high=EPS, beta=1.0,
+                     bias_correction_kl=bias_correction_kl)  # fmt: skip
+    th = theta.clone().requires_grad_(True)
+    logp = th.log_softmax(0)
+    expected = torch.zeros((), dtype=torch.float64)
+    for x in range(5):
+        lp = logp[x].detach().reshape(1, 1)
+        _, gx = trl_loss(tr, lp, lp.clone(), log_ref[x].reshape(1, 1), torch.zeros(1),
+                         torch.ones(1, 1, dtype=torch.float64))  # fmt: skip
+        expected = expected + float(logp[x].detach().exp()) * float(gx[0, 0]) * logp[x]
+    (grad,) = torch.autograd.grad(expected, th)
+
+    def kl(t, forward):
+        lp_ = t.log_softmax(0)
+        p, q = (lp_, log_ref) if forward else (log_ref, lp_)
+        return float((p.exp() * (p - q)).sum())
+
+    h, eye = 1e-6, torch.eye(5, dtype=torch.float64)
+    fd = {fw: torch.tensor([(kl(theta + h * e, fw) - kl(theta - h * e, fw)) / (2 * h) for e in eye],
+                           dtype=torch.float64) for fw in (True, False)}  # fmt: skip
+    want, other = fd[bias_correction_kl], fd[not bias_correction_kl]
+    assert float((grad - want).abs().max()) < 1e-8
+    assert float((grad - other).abs().max()) > 0.05
 
 
 # ---------------------------------------------------------------------------------------------
