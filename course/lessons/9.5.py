@@ -20,9 +20,9 @@
 #    run, and a sloppy-verifier audit in which the reward is the only thing that changes;
 # 6. prepare (not run) the level-B branch with a 0.6B model and TRL.
 #
-# **Two labs, two objectives.** The GRU lab uses seed 000's clipped objective (old-policy ratios,
-# several epochs per batch). The BaseLM lab uses seed 003's *simplified* loop: one update per fresh
-# batch, so every ratio is 1 and the update is the group-relative REINFORCE core
+# **Two labs, two objectives.** The GRU lab uses the canonical clipped objective of lesson 9.2
+# (DeepSeekMath's: old-policy ratios, several epochs per batch). The BaseLM lab uses the course's
+# *simplified* loop: one update per fresh batch, so every ratio is 1 and the update is the group-relative REINFORCE core
 # $-\widehat A_i\log\pi_\theta(o_i)$ plus a KL leash. Both are "GRPO" in the literature; each run's
 # passport says which one it is.
 #
@@ -123,7 +123,8 @@ if BUILD_BASELM_HERE and not BASELM_OK and not GRADING:
 # ## 9.5.1 Data and verifier passport
 #
 # A run is reproducible only if the *question* it answers is fixed before the first update. The
-# data-and-verifier passport is that question written down. Before any weight moves, record:
+# data-and-verifier passport is that question written down. Before any weight moves, record
+# [9.5-1]:
 #
 # | field | what it pins down |
 # |---|---|
@@ -200,7 +201,7 @@ for v in (verify_arithmetic, verify_arithmetic_sloppy):
 # substring verifier accepts anything containing `81`, including `" 810"`. Neither rate is zero, and
 # the two verifiers fail on different completions. These rates belong in the passport, with the size
 # of the sample they were measured on (here 9 items: a demonstration, not an estimate you could
-# rely on).
+# rely on) [9.5-2].
 #
 # The function below assembles the data-and-verifier passport; every BaseLM run in this lesson
 # calls it and saves the result next to its history.
@@ -210,7 +211,7 @@ for v in (verify_arithmetic, verify_arithmetic_sloppy):
 def data_passport(
     family: str, train: list[Task], heldout: list[Task], verifier, seed: int, initial=None
 ) -> dict:
-    """The data-and-verifier passport of a run (seed 000, step 9.5.1), as a JSON-able dict."""
+    """The data-and-verifier passport of a run (section 9.5.1), as a JSON-able dict."""
     train_prompts, held_prompts = {t.prompt for t in train}, {t.prompt for t in heldout}
     return {
         "prompts": {
@@ -269,7 +270,7 @@ print(json.dumps(_demo, indent=1)[:1500], "...")
 # token and the one the trainer rescores can differ (library versions, precision, logit processors,
 # templates). Measure the mismatch; do not assume it is zero. The demo uses the lab's GRU policy and
 # grammar: a rollout record, then a teacher-forced rescoring that reproduces the stored log-probs,
-# and two rescorings that do not (seed 003's temperature pitfall among them).
+# and two rescorings that do not (the temperature pitfall of the BaseLM lab among them).
 
 # %%
 lab_tok = gru_lab.make_tokenizer()
@@ -309,7 +310,7 @@ save_passport(record, RUN_DIR / "demo_rollout_record.json")
 # Numerical check: rescore the stored tokens by teacher forcing, (i) with the behaviour processing
 # (grammar mask, temperature 0.7), (ii) at temperature 1 (the scorer was not changed when the
 # sampler was), (iii) with the raw softmax (no grammar mask). Only (i) reproduces the stored
-# log-probs; (ii) and (iii) would make every "ratio" differ from 1 before any update.
+# log-probs; (ii) and (iii) would make every "ratio" differ from 1 before any update [9.5-3].
 
 # %%
 mask07 = s07.completion_mask.float()
@@ -348,13 +349,14 @@ print("trainer warning:", *[str(w.message) for w in caught])
 
 # %%
 UPDATE_CONTRACT = {
-    "objective": "simplified GRPO (seed 003): group-relative REINFORCE core + KL leash, no ratio/clip",
+    "objective": "simplified GRPO (the course's BaseLM loop): group-relative REINFORCE core + KL leash, no ratio/clip",
     "reward_centering": "group mean",
     "reward_scaling": "population std of the group (divide by K), eps = 1e-6 added to the std",
     "degenerate_groups": "all-equal rewards: the group is dropped from the loss (a skip); no update if all are",
     "logp_unit": "sequence: SUM of completion-token log-probs (prompt and padding excluded)",
     "loss": "-(A * logp).mean() + kl_coef * KL.mean(), means over the rows of informative groups",
-    "kl_estimator": "k3 on sequence log-probs: exp(d) - d - 1, d = ref_logp - logp (>= 0)",
+    "kl_estimator": "k3 on sequence log-probs: exp(d) - d - 1, d = ref_logp - logp (>= 0); its value "
+    "estimates KL(pi || ref), its on-policy gradient grad KL(ref || pi); no ratio weighting",
     "importance_ratio": "none: one optimizer step per fresh batch, so old = current at the gradient",
     "clip": None,
     "iterations_per_batch": 1,
@@ -377,14 +379,14 @@ print(json.dumps(UPDATE_CONTRACT, indent=1))
 # **Do not copy a recipe.** $G$, $\epsilon$, $\beta$, the temperature and the learning rate of a
 # published run (R1's or anyone's) were tuned together with that run's model size, reward scale,
 # sequence length, batch size, optimiser and loss normalisation. Change one of these and the
-# others mean something else. The simplest example: the reduction's denominator multiplies the
+# others mean something else [9.5-5]. The simplest example: the reduction's denominator multiplies the
 # gradient. For one response of length $|o|$ with advantage $A$,
 #
 # $$\nabla_\theta\Big(-A\sum_{t}\log\pi_\theta(o_t)\Big) = |o|\cdot\nabla_\theta\Big(-\frac{A}{|o|}\sum_{t}\log\pi_\theta(o_t)\Big),$$
 #
 # so moving from a per-response token mean to a sequence sum multiplies the step by $|o|$ under SGD,
-# and re-weights long against short responses under any optimiser. Autograd check on random
-# per-token logits:
+# and re-weights long against short responses under any optimiser [9.5-4]. Autograd check on
+# random per-token logits:
 
 # %%
 _g = torch.Generator().manual_seed(0)
@@ -401,7 +403,7 @@ for L in (4, 16, 64, 256):
 
 # %% [markdown]
 # The same holds for the KL leash: this lesson's BaseLM loop applies k3 to *summed* sequence
-# log-probs (seed 003's teaching choice), so its $\beta$ acts on a length-sensitive quantity and a
+# log-probs (the course's teaching choice), so its $\beta$ acts on a length-sensitive quantity and a
 # $\beta$ tuned for per-token KL would not mean the same thing here. Each run's update passport
 # names its unit and denominator for exactly this reason.
 #
@@ -413,14 +415,24 @@ for L in (4, 16, 64, 256):
 #
 # ### 1. `group_advantages` (2 points)
 #
-# Seed 003's contract, in torch: centre by the group mean, scale by the group's **population** std
+# The BaseLM lab's contract, in torch: centre by the group mean, scale by the group's **population** std
 # (divide by $K$) plus $\varepsilon=10^{-6}$, and return exact zeros for a degenerate (all-equal)
 # group. The naive formula turns such a group into NaN (0/0 when $\varepsilon=0$) or, worse, into
-# rounding noise divided by $\varepsilon$:
+# rounding noise divided by $\varepsilon$. Detect the group by **equality** (`max == min`), as in
+# lesson 9.2, not by "std == 0": a std computed in floating point can leave rounding residue on a
+# constant row (torch's own `std` does so on a single float32 row of seven 0.1s, and a two-pass std
+# written by hand on rows of 0.1, 0.3 or 1.2: about 1e-8 to 1e-7), and residue / (residue + eps) is an
+# advantage of up to about 0.1, not 0 [9.5-19]:
 
 # %%
 _r = torch.tensor([1.0, 1.0, 1.0, 1.0])
 print("naive (r - mean) / std on an all-correct group:", (_r - _r.mean()) / _r.std(unbiased=False))
+for _v in (0.1, 0.3, 1.2):
+    _r = torch.full((7,), _v)  # float32, one degenerate group of K = 7
+    _sd = _r.std(unbiased=False)
+    print(f"seven {_v}s: torch std {float(_sd):.1e}, max |(r - mean) / (std + 1e-6)| = "
+          f"{float(((_r - _r.mean()) / (_sd + 1e-6)).abs().max()):.3f}, max == min: {bool(_r.max() == _r.min())}")  # fmt: skip
+assert float(torch.full((7,), 1.2).std(unbiased=False)) > 0  # the residue the std == 0 guard misses
 
 
 # %% [solution] id=group_advantages
@@ -438,7 +450,8 @@ def group_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 
     Conventions:
         - std is the POPULATION std (divide by K: ``unbiased=False`` / ``correction=0``).
-        - A degenerate group (all its rewards equal; its std is exactly 0) gets exact zeros.
+        - A degenerate group (all its rewards equal: detect it by max == min, not by std == 0, which
+          rounding can miss) gets exact zeros.
         - Rows are normalised independently.
 
     Raises:
@@ -455,7 +468,8 @@ def group_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     mean = r.mean(dim=-1, keepdim=True)  # (B, 1) or (1,)
     std = r.std(dim=-1, keepdim=True, unbiased=False)  # population std
     adv = (r - mean) / (std + eps)
-    return torch.where(std > 0, adv, torch.zeros_like(adv))
+    flat = r.amax(dim=-1, keepdim=True) == r.amin(dim=-1, keepdim=True)  # degenerate group
+    return torch.where(flat, torch.zeros_like(adv), adv)
     ### END SOLUTION
 
 
@@ -469,7 +483,9 @@ assert np.allclose(_got, [math.sqrt(3)] + [-1 / math.sqrt(3)] * 3, atol=1e-6), (
     "use the POPULATION std (unbiased=False)"
 )
 _got = np.array(group_advantages(torch.ones(6)).numpy(), dtype=np.float64)
-assert np.all(_got == 0.0), f"an all-equal group must give exact zeros, got {_got}: guard std == 0"
+assert np.all(_got == 0.0), (
+    f"an all-equal group must give exact zeros, got {_got}: detect it by max == min"
+)
 _got = np.array(
     group_advantages(torch.tensor([[1.0, 0.0], [0.5, 0.5]]), eps=0.0).numpy(), dtype=np.float64
 )
@@ -480,6 +496,11 @@ for _v in (0.0, 1.0, 0.1, 1.2, 0.3, 1.1):
     for _K in (1, 2, 6, 7, 8, 16):
         _hg = np.array(group_advantages(torch.full((3, _K), _v)).numpy(), dtype=np.float64)
         assert _hg.shape == (3, _K) and np.all(_hg == 0.0), (_v, _K, _hg)
+        for _shape in ((_K,), (1, _K)):  # one group: torch's std leaves residue on some of these
+            _hg = np.array(group_advantages(torch.full(_shape, _v)).numpy(), dtype=np.float64)
+            assert _hg.shape == _shape and np.all(_hg == 0.0), (
+                f"a degenerate group of {_K} x {_v} gave {_hg}: detect it by max == min"
+            )
 # hand values: K = 8, one success -> sqrt(7), -1/sqrt(7); default eps = 1e-6 enters as std + eps
 _hg = np.array(group_advantages(torch.eye(8, dtype=torch.float64)[2]).numpy(), dtype=np.float64)
 _sd = math.sqrt(7) / 8
@@ -531,7 +552,9 @@ for _bad in (torch.zeros(2, 2, 2), torch.zeros(3, 0)):
 # | $k_3$ | $e^{d}-d-1$ | exactly KL (unbiased, since $\mathbb E[e^d]=1$) | $\ge 0$ |
 #
 # $k_3$ is unbiased because $\mathbb E_{\pi_\theta}[\pi_{\text{ref}}/\pi_\theta]=\sum_x\pi_{\text{ref}}(x)=1$,
-# and non-negative because $e^d\ge 1+d$. Numerical check on a 6-outcome distribution, 400 000 samples:
+# and non-negative because $e^d\ge 1+d$ [9.5-6]. This table is about the **value** (what a logged
+# `kl` means). What the leash *does* is decided by the **gradient**, a different contract, taken up
+# right after the graded cell. Numerical check on a 6-outcome distribution, 400 000 samples:
 
 # %%
 _g = torch.Generator().manual_seed(1)
@@ -555,7 +578,9 @@ def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str = "k3
     """Per-sample estimate of KL(policy || reference) from samples drawn from the policy.
 
     Args:
-        logp: log pi_theta(x) of sampled x, any shape; may carry gradient (keep it: do not detach).
+        logp: log pi_theta(x) of sampled x, any shape; may carry gradient. Keep it (do not detach):
+            the leash acts through this gradient, whose direction depends on the estimator (k1: mean
+            zero; k2: grad KL(pi_theta || pi_ref); k3: grad KL(pi_ref || pi_theta), on-policy).
         ref_logp: log pi_ref(x) of the same x, the same shape.
         estimator: "k1" (-d), "k2" (d**2 / 2) or "k3" (exp(d) - d - 1), with d = ref_logp - logp.
 
@@ -629,14 +654,125 @@ for _bad in (lambda: kl_estimate(_lp, _ref, "k4"), lambda: kl_estimate(_lp, _ref
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ### Value and gradient: what the KL term pulls towards
+#
+# A loss uses $k(x)$ with the sample $x$ held fixed and differentiates it through $\log\pi_\theta(x)$
+# (no gradient flows through the sampler). With $x\sim\pi_\theta$ and $\nabla$ meaning
+# $\nabla_\theta$, the three estimators' gradients are
+#
+# - $\nabla k_1=\nabla\log\pi_\theta(x)$, whose mean is $\sum_x\nabla\pi_\theta(x)=0$: **no leash at
+#   all** in expectation, only noise;
+# - $\nabla k_2=(\log\pi_\theta-\log\pi_{\text{ref}})\nabla\log\pi_\theta$, mean
+#   $\sum_x(\log\pi_\theta-\log\pi_{\text{ref}})\nabla\pi_\theta=\nabla\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$:
+#   the biased value has the gradient of the direction it approximates;
+# - $\nabla k_3=(1-\pi_{\text{ref}}/\pi_\theta)\nabla\log\pi_\theta$, mean
+#   $-\sum_x\pi_{\text{ref}}\nabla\log\pi_\theta=\nabla\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$: the
+#   unbiased value of $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ has the gradient of the **other**
+#   direction.
+#
+# After the first epoch on a reused batch the samples come from $\pi_{\text{old}}\ne\pi_\theta$, and
+# then even the value is biased: $\mathbb E_{\pi_{\text{old}}}[k_3]\ne\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$.
+# Weighting by the ratio $\rho=\pi_\theta/\pi_{\text{old}}$ (old detached) repairs the value,
+# $\mathbb E_{\pi_{\text{old}}}[\rho k_3]=\mathbb E_{\pi_\theta}[k_3]$, and gives the gradient
+# $\mathbb E_{\pi_\theta}[k_3\nabla\log\pi_\theta+\nabla k_3]=\nabla\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$
+# even on-policy, where $\rho$'s value is 1 but its gradient is not 0 [9.5-14]. Exact check: every
+# expectation below is an enumeration over 5 outcomes of a softmax, and both KL directions are
+# differentiated by central finite differences (no sampling noise at all):
+
+# %%
+_g = torch.Generator().manual_seed(2)
+theta_old = torch.randn(5, generator=_g, dtype=torch.float64)  # logits of the sampling policy
+log_ref5 = torch.randn(5, generator=_g, dtype=torch.float64).log_softmax(0)  # frozen reference
+
+
+def kl_directions(theta: torch.Tensor) -> tuple[float, float]:
+    """(KL(pi_theta || pi_ref), KL(pi_ref || pi_theta)) for pi_theta = softmax(theta), exactly."""
+    lp = theta.log_softmax(0)
+    return float((lp.exp() * (lp - log_ref5)).sum()), float(
+        (log_ref5.exp() * (log_ref5 - lp)).sum()
+    )
+
+
+def fd_grad(f, theta: torch.Tensor, h: float = 1e-6) -> torch.Tensor:
+    """Central finite differences of a scalar function of the logits."""
+    eye = torch.eye(len(theta), dtype=theta.dtype)
+    return torch.stack([(f(theta + h * e) - f(theta - h * e)) / (2 * h) for e in eye])
+
+
+def expected_value_and_grad(theta, sampler_logits, estimator, weighted=False):
+    """E_{x ~ softmax(sampler_logits)}[k(x)] and its gradient w.r.t. theta, x held fixed, enumerated.
+    weighted: multiply k by rho = pi_theta(x) / pi_sampler(x), the sampler detached."""
+    th = theta.clone().requires_grad_(True)
+    logp, log_s = th.log_softmax(0), sampler_logits.log_softmax(0).detach()
+    k = kl_estimate(logp, log_ref5, estimator)
+    if weighted:
+        k = k * torch.exp(logp - log_s)
+    value = (log_s.exp() * k).sum()  # the sampler's probabilities are constants
+    return float(value), torch.autograd.grad(value, th)[0]
+
+
+def compare(theta, sampler_logits, label):
+    grad_fwd = fd_grad(lambda t: kl_directions(t)[0], theta)  # grad KL(pi_theta || pi_ref)
+    grad_rev = fd_grad(lambda t: kl_directions(t)[1], theta)  # grad KL(pi_ref || pi_theta)
+    print(f"{label}: KL(pi||ref) = {kl_directions(theta)[0]:.4f}")
+    print(
+        f"  {'estimator':<10}{'E[k]':>9}{'|E grad - grad KL(pi||ref)|':>30}{'|E grad - grad KL(ref||pi)|':>30}"
+    )
+    out = {}
+    for est, w in (("k1", False), ("k2", False), ("k3", False), ("k3", True)):
+        v, g_ = expected_value_and_grad(theta, sampler_logits, est, weighted=w)
+        name = "rho*k3" if w else est
+        out[name] = (v, float((g_ - grad_fwd).abs().max()), float((g_ - grad_rev).abs().max()), g_)
+        print(f"  {name:<10}{v:>9.4f}{out[name][1]:>30.2e}{out[name][2]:>30.2e}")
+    return out
+
+
+on = compare(theta_old, theta_old, "on-policy (samples from pi_theta)")
+assert float(on["k1"][3].abs().max()) < 1e-12  # E[grad k1] = 0
+assert on["k2"][1] < 1e-8 and on["k3"][2] < 1e-8 and on["rho*k3"][1] < 1e-8
+assert on["k3"][1] > 0.05  # k3's gradient is NOT the gradient of the KL it estimates
+theta_new = theta_old + 0.5 * torch.randn(5, generator=_g, dtype=torch.float64)  # after updates
+off = compare(theta_new, theta_old, "off-policy (samples from pi_old, reused batch)")
+assert abs(off["k3"][0] - kl_directions(theta_new)[0]) > 0.1  # the value is biased
+assert abs(off["rho*k3"][0] - kl_directions(theta_new)[0]) < 1e-12  # ... unless weighted
+assert off["rho*k3"][1] < 1e-8 and min(off["k3"][1:3]) > 0.05  # plain k3: neither direction
+
+# %% [markdown]
+# **What the course's losses pull towards.** Both divergences are $\ge 0$ and vanish only at
+# $\pi_\theta=\pi_{\text{ref}}$, so each is a leash towards the reference; they punish different
+# departures. $\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$ grows fast when the policy takes mass away
+# from outcomes the reference likes (mass-covering); $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$
+# when the policy puts mass where the reference has little. Read the course's three uses with that in
+# mind:
+#
+# - **BaseLM lab (`grpo_loss`, part 2):** $k_3$ on whole-sequence log-probs of a fresh batch, one
+#   step per batch, so every sample is on-policy: the logged `kl` is an unbiased estimate of
+#   $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ over completions, and the leash's gradient an
+#   unbiased estimate of $\nabla\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$.
+# - **GRU lab (`clipped_grpo_loss`):** per-token $k_3$ without a ratio. In the first epoch it pulls
+#   along $\nabla\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$ of each token's distribution, its sampled
+#   prefix held fixed (a per-token leash does not differentiate how $\theta$ changes which prefixes
+#   occur). In the reused epochs the samples are $\pi_{\text{old}}$'s and the term is biased in value
+#   and gradient. The lab's profile sets $\beta=0$, so there it is a diagnostic only.
+# - **Level B (TRL):** TRL 1.16 multiplies the per-token $k_3$ by the token ratio when
+#   `use_bias_correction_kl=True`, its default; the gradient is then per token that of
+#   $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$, on every pass. Level B sets it to `False` on purpose,
+#   so that TRL computes exactly the course's objective (the equivalence proof in
+#   `course/level_b/EQUIVALENCE.md` covers both settings); its T4 profile has $\beta=0$, where the flag
+#   changes nothing [9.5-15].
+#
+# A student who writes `kl_coef * k1` gets a leash whose expected pull is zero; one who detaches
+# `logp` inside the KL gets no pull at all. The logged value looks the same in both cases.
+
+# %% [markdown]
 # ### 3. `clipped_grpo_loss`: the GRU lab's objective (3 points)
 #
-# Seed 000's canonical GRPO (DeepSeekMath's token-level form), written as a loss to **minimise**:
+# Canonical GRPO (DeepSeekMath's token-level form, lesson 9.2), written as a loss to **minimise**:
 #
 # $$\mathcal L=\frac1N\sum_{i=1}^{N}\frac{1}{|o_i|}\sum_{t=1}^{|o_i|}\Big(-\min\big[\rho_{i,t}\widehat A_i,\ \operatorname{clip}(\rho_{i,t},1-\epsilon,1+\epsilon)\widehat A_i\big]+\beta\,k_3(i,t)\Big),\qquad \rho_{i,t}=\exp\big(\log\pi_\theta-\log\pi_{\text{old}}\big),$$
 #
 # with $|o_i|$ the number of active tokens of response $i$ (a response with none contributes 0) and
-# $k_3$ per token between the current policy and the reference. The lab passes these arguments:
+# $k_3$ per token between the current policy and the reference [9.5-7]. The lab passes these arguments:
 # `new_logp` (with gradient), `old_logp` (stored at sampling), `ref_logp`, all (N, T); `advantages`
 # (N,); `mask` (N, T) float 0/1. Numerical check of the clip branches, before you write it: for
 # $\widehat A>0$ the gradient vanishes once $\rho>1+\epsilon$; for $\widehat A<0$ once $\rho<1-\epsilon$.
@@ -669,7 +805,9 @@ def clipped_grpo_loss(
         ref_logp: (N, T) the same under the reference policy; constant.
         advantages: (N,) one advantage per response, applied to all of its tokens; constant.
         mask: (N, T) float, 1.0 on the response's tokens (EOS included), 0.0 on padding. Values of
-            the log-prob tensors at masked positions are arbitrary finite numbers.
+            the log-prob tensors at masked positions are arbitrary finite numbers (float32 100.0
+            included): mask them out BEFORE exp and k3, since exp(100) is inf in float32 and
+            inf * 0 is NaN.
         clip_eps: epsilon of the symmetric clip range [1 - eps, 1 + eps].
         kl_coef: beta, the weight of the per-token k3 term (k3 of ``new_logp`` vs ``ref_logp``).
 
@@ -682,12 +820,16 @@ def clipped_grpo_loss(
         contribute nothing to the value or the gradient.
     """
     ### BEGIN SOLUTION
-    ratio = torch.exp(new_logp - old_logp)  # (N, T)
+    active = mask > 0  # (N, T) bool
+    zero = torch.zeros_like(new_logp)
+    # garbage at masked positions is replaced by 0 before any exp (where() also blocks its gradient)
+    new_a = torch.where(active, new_logp, zero)
+    ratio = torch.exp(new_a - torch.where(active, old_logp, zero))  # (N, T), 1 where masked
     A = advantages[:, None]  # (N, 1)
     pg_loss1 = -ratio * A
     pg_loss2 = -torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * A
     pg = torch.maximum(pg_loss1, pg_loss2)  # (N, T) = -min(rho A, clip(rho) A)
-    kl = kl_estimate(new_logp, ref_logp, "k3")  # (N, T)
+    kl = kl_estimate(new_a, torch.where(active, ref_logp, zero), "k3")  # (N, T), 0 where masked
     per_token = pg + kl_coef * kl
     n_tok = mask.sum(dim=1).clamp(min=1)  # (N,)
 
@@ -759,6 +901,27 @@ assert math.isfinite(float(_l4.detach()))
 np.testing.assert_allclose(float(_l4.detach()), (0.0 + -1.0) / 2, rtol=1e-10)
 _l4.backward()
 assert torch.all(_n4.grad[0] == 0.0), "masked tokens must get zero gradient"
+# float32 garbage at masked positions (exp(100) overflows float32): same loss and gradient as zeros
+_m6 = torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+_b6 = torch.tensor([[-0.3, -1.2, 0.0, 0.0], [-0.7, 0.0, 0.0, 0.0]])
+_o6 = torch.tensor([[-0.5, -1.0, 0.0, 0.0], [-0.4, 0.0, 0.0, 0.0]])
+_r6 = torch.tensor([[-0.4, -0.9, 0.0, 0.0], [-1.0, 0.0, 0.0, 0.0]])
+_a6 = torch.tensor([1.0, -1.0])
+_junk = torch.tensor([[0.0, 0.0, 100.0, -100.0], [0.0, 100.0, -100.0, 100.0]])
+_out6 = []
+for _j in (0.0, 1.0):
+    _n6 = (_b6 + _j * _junk).clone().requires_grad_(True)
+    _l6, _mt6 = clipped_grpo_loss(_n6, _o6 - _j * _junk, _r6 - _j * _junk, _a6, _m6,
+                                  clip_eps=0.2, kl_coef=0.1)  # fmt: skip
+    _l6.backward()
+    _out6.append((float(_l6.detach()), _n6.grad.clone(), _mt6))
+assert math.isfinite(_out6[1][0]), (
+    f"masked float32 values of +-100 gave a loss of {_out6[1][0]}: mask before exp and k3"
+)
+np.testing.assert_allclose(_out6[1][0], _out6[0][0], rtol=1e-6)
+assert torch.isfinite(_out6[1][1]).all() and torch.all(_out6[1][1][_m6 == 0] == 0.0)
+np.testing.assert_allclose(_out6[1][1].numpy(), _out6[0][1].numpy(), rtol=1e-5, atol=1e-7)
+assert math.isfinite(_out6[1][2]["pg"]) and math.isfinite(_out6[1][2]["kl"]), _out6[1][2]
 # inputs are not modified
 assert torch.equal(_zero, torch.zeros(2, 3, dtype=torch.float64))
 ### END HIDDEN TESTS
@@ -772,18 +935,24 @@ assert torch.equal(_zero, torch.zeros(2, 3, dtype=torch.float64))
 # successes among $n$ samples, $1-\binom{n-c}{k}/\binom{n}{k}$ (1 when $n-c<k$); the two clip
 # fractions (ratio below $1-\epsilon$ with $\widehat A<0$; above $1+\epsilon$ with $\widehat A>0$:
 # the tokens whose clipped branch is in force); and the mean $k_3$ to the reference. You met these
-# in lesson 9.4 in NumPy; here they take and return what `helpers.gru_lab` documents.
+# in lesson 9.4 in NumPy; here they take and return what `helpers.gru_lab` documents. The module's
+# convention for an **empty measurement** (no active token) is the same as in 9.4 and in
+# `train_step` below: return NaN, never 0.0. Nothing was measured, and a 0 would claim "no
+# entropy", "no clipping" or "no drift".
 
 
 # %% [solution] id=lab_diagnostics
 def token_entropy(logits: torch.Tensor, mask: torch.Tensor) -> float:
     """Mean entropy (nats) of softmax(logits) over active tokens. logits (N, T, V), may hold -inf;
-    mask (N, T) float 0/1. Returns a Python float (0.0 when no token is active)."""
+    mask (N, T) float 0/1. Returns a Python float (NaN when no token is active)."""
     ### BEGIN SOLUTION
+    n = float(mask.sum())
+    if n == 0:
+        return math.nan  # nothing measured
     logp = logits.log_softmax(dim=-1)  # (N, T, V)
     p = logp.exp()
     H = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(dim=-1)  # (N, T)
-    return float((H * mask).sum() / mask.sum().clamp(min=1))
+    return float((H * mask).sum() / n)
     ### END SOLUTION
 
 
@@ -800,23 +969,30 @@ def clip_fractions(
     ratio: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *, clip_eps: float
 ) -> tuple[float, float]:
     """(low, high) fractions of active tokens: low = ratio < 1 - eps with A < 0; high = ratio >
-    1 + eps with A > 0. ratio (N, T), advantages (N,), mask (N, T) float 0/1. Python floats."""
+    1 + eps with A > 0. ratio (N, T), advantages (N,), mask (N, T) float 0/1. Python floats
+    (both NaN when no token is active)."""
     ### BEGIN SOLUTION
+    n = float(mask.sum())
+    if n == 0:
+        return math.nan, math.nan  # nothing measured
     A = advantages[:, None]  # (N, 1)
     low = ((ratio < 1 - clip_eps) & (A < 0)).float()
     high = ((ratio > 1 + clip_eps) & (A > 0)).float()
-    n = mask.sum().clamp(min=1)
     return float((low * mask).sum() / n), float((high * mask).sum() / n)
     ### END SOLUTION
 
 
 def kl_to_reference(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -> float:
     """Mean per-token k3 estimate of KL(policy || reference) over active tokens; logp and ref_logp
-    (N, T) are log-probs of tokens sampled from the policy; mask (N, T). A Python float."""
+    (N, T) are log-probs of tokens sampled from the policy; mask (N, T). A Python float (NaN when
+    no token is active)."""
     ### BEGIN SOLUTION
-    lr_ = ref_logp - logp  # log(pi_ref / pi_theta) per token
+    n = float(mask.sum())
+    if n == 0:
+        return math.nan  # nothing measured
+    lr_ = torch.where(mask > 0, ref_logp - logp, 0.0)  # log(pi_ref / pi_theta), 0 where masked
     k3 = torch.exp(lr_) - lr_ - 1
-    return float((k3 * mask).sum() / mask.sum().clamp(min=1))
+    return float((k3 * mask).sum() / n)
     ### END SOLUTION
 
 
@@ -832,7 +1008,7 @@ assert math.isclose(pass_at_k(4, 1, 2), 0.5, rel_tol=1e-12), (
 )
 ### BEGIN HIDDEN TESTS
 assert math.isclose(token_entropy(_lg, torch.tensor([[1.0, 0.0]])), math.log(2), rel_tol=1e-6)
-assert token_entropy(_lg, torch.zeros(1, 2)) == 0.0, "no active token: return 0.0"
+assert math.isnan(token_entropy(_lg, torch.zeros(1, 2))), "no active token: return NaN (not 0.0)"
 assert pass_at_k(5, 0, 2) == 0.0 and pass_at_k(5, 4, 2) == 1.0 and pass_at_k(3, 3, 3) == 1.0
 _want_p = 1 - (13 * 12 * 11 * 10) / (16 * 15 * 14 * 13)
 assert abs(pass_at_k(16, 3, 4) - _want_p) < 1e-12
@@ -844,6 +1020,12 @@ assert type(_lo) is float and type(_hi) is float
 assert math.isclose(_lo, 1 / 6, rel_tol=1e-6) and math.isclose(_hi, 1 / 6, rel_tol=1e-6), (_lo, _hi)
 _lo, _hi = clip_fractions(_rt, torch.tensor([0.0, 0.0]), _mk, clip_eps=0.2)
 assert _lo == 0.0 and _hi == 0.0
+_lo, _hi = clip_fractions(_rt, torch.tensor([-1.0, 1.0]), torch.zeros(2, 4), clip_eps=0.2)
+assert type(_lo) is float and math.isnan(_lo) and math.isnan(_hi), (
+    f"no active token: return (NaN, NaN), got {(_lo, _hi)}"
+)
+_k = kl_to_reference(torch.zeros(1, 2), torch.ones(1, 2), torch.zeros(1, 2))
+assert type(_k) is float and math.isnan(_k), f"no active token: return NaN, got {_k}"
 _k = kl_to_reference(
     torch.tensor([[-1.0, -2.0, 5.0]]),
     torch.tensor([[-2.0, -1.0, 0.0]]),
@@ -860,7 +1042,7 @@ assert math.isclose(_k, (math.exp(-2) + 1 + math.exp(-0.5) - 0.5) / 2, rel_tol=1
 # %% [markdown]
 # ## 9.5.4 Lab, part 1: the CPU loop with a GRU policy
 #
-# Seed 000's core practice route: a small but genuine autoregressive model (embedding, GRU,
+# The module's core practice route: a small but genuine autoregressive model (embedding, GRU,
 # language-model head) answers `"a+b="` token by token under the grammar `T,O;S<eos>` (T: sum of the
 # tens digits, O: sum of the ones digits, S: the answer). The versioned verifier reports correctness,
 # intermediate consistency ($S=10T+O$) and format **separately** and sums them with weights
@@ -952,10 +1134,11 @@ if lab is not None:
                          title="GRU lab: fresh-generation evaluation (x = RL step)"))  # fmt: skip
 
 # %% [markdown]
-# **Does the dashboard detect the failure?** The seed's pattern has five parts, read between the
+# **Does the dashboard detect the failure?** The pattern to look for has five parts, read between the
 # first and the last evaluation: training accuracy up; entropy down; pass@4 down; successes
 # concentrated on fewer training prompts; held-out transfer down. `failure_pattern` checks them,
 # and the dashboard's own stopping-rule checks flag the entropy fall from the per-step columns.
+# With the course's reference functions the smoke profile shows all five [9.5-10].
 
 # %%
 if lab is not None:
@@ -1029,7 +1212,7 @@ else:
 #
 # **Assessment step 9.5.A6 (graded code, 9 points).**
 #
-# The BaseLM lab uses seed 003's loop. It samples a fresh group at temperature 1 every step and takes
+# The BaseLM lab uses the course's simplified loop. It samples a fresh group at temperature 1 every step and takes
 # **one** optimizer step on it, so the old policy equals the current one at the gradient and no ratio is
 # needed. Per completion it needs one number, $\log\pi_\theta(o_i\mid q)$: the **sum** of the
 # completion tokens' log-probs. The loss is
@@ -1038,7 +1221,7 @@ else:
 #
 # with the means over the $N$ completions of the informative groups. Its gradient is
 # $-\frac1N\sum_i\widehat A_i\nabla\log\pi_\theta(o_i)$ plus the leash: REINFORCE with the group mean
-# as baseline, scaled by the group std.
+# as baseline, scaled by the group std [9.5-8].
 #
 # ### 5. `completion_log_prob` (3 points)
 #
@@ -1046,7 +1229,7 @@ else:
 # tokens, 0 on left padding and on padding after EOS) and the **position ids** it used (each row
 # counts its real tokens from 0). Rescoring must feed the model the same positions: a left-padded
 # row whose positions start at the padding is a different input. Logits at column $j$ predict the
-# token at column $j+1$; the completion starts at column $P$ = `prompt_len`. Seed 003's pitfall: a
+# token at column $j+1$; the completion starts at column $P$ = `prompt_len`. The classic pitfall: a
 # sum that includes prompt tokens "reinforces the model's opinion of the question". A quick look on
 # the tiny random model, with a uniform-logits model as the hand-checkable case:
 
@@ -1193,6 +1376,58 @@ completion_log_prob(_net2, _ids, _msk, _P, _pos).sum().backward()
 assert any(p.grad is not None and float(p.grad.abs().sum()) > 0 for p in _net2.parameters()), (
     "no gradient reached the model: do not compute the log-probs under torch.no_grad"
 )
+
+
+# an absolute-position stub (learned positions, as in GPT-2): the logits depend on position_ids and
+# on the attention mask, so a rescoring that drops either is wrong; it records the kwargs it gets
+class _AbsPosLM(torch.nn.Module):
+    def __init__(self, V=11, L=16):
+        super().__init__()
+        g = torch.Generator().manual_seed(5)
+        self.tok = torch.nn.Parameter(torch.randn(V, V, generator=g))
+        self.pos = torch.nn.Parameter(torch.randn(L, V, generator=g))
+        self.calls = []
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, **kw):
+        self.calls.append({"attention_mask": attention_mask, "position_ids": position_ids, **kw})
+        am = torch.ones_like(input_ids) if attention_mask is None else attention_mask
+        pos = (
+            torch.arange(input_ids.shape[1]).expand_as(input_ids)
+            if position_ids is None
+            else position_ids
+        )
+        seen = am.long().cumsum(1).float()[..., None]  # real tokens attended so far (causal)
+        return SimpleNamespace(logits=self.tok[input_ids] + self.pos[pos] + 0.1 * seen)
+
+
+def _abs_expected(stub, ids, msk, P):
+    """Each row unpadded, positions 0..n-1 counted over real tokens, by hand."""
+    out = []
+    with torch.no_grad():
+        for r in range(ids.shape[0]):
+            real = [j for j in range(ids.shape[1]) if msk[r, j] == 1]
+            total = 0.0
+            for i in range(1, len(real)):
+                if real[i] >= P:
+                    lg = stub.tok[ids[r, real[i - 1]]] + stub.pos[i - 1] + 0.1 * i
+                    total += float(lg.log_softmax(-1)[ids[r, real[i]]])
+            out.append(total)
+    return np.array(out)
+
+
+_stub = _AbsPosLM()
+_want = _abs_expected(_stub, _ids, _msk, _P)
+for _pp in (_pos, None):
+    _stub.calls.clear()
+    _ho = completion_log_prob(_stub, _ids, _msk, _P, _pp)
+    np.testing.assert_allclose(
+        np.array(_ho.detach().numpy(), dtype=np.float64), _want, rtol=1e-5, atol=1e-5,
+        err_msg="a learned-position model gives other log-probs: pass position_ids (the given ones, "
+        "or cumsum(attention_mask) - 1 clamped at 0) and the attention mask to the model",
+    )  # fmt: skip
+    assert len(_stub.calls) >= 1 and _stub.calls[-1]["position_ids"] is not None
+    np.testing.assert_array_equal(np.asarray(_stub.calls[-1]["position_ids"]), _pos.numpy())
+
 # the prompt is excluded: changing a prompt token's identity changes the context but a uniform
 # model makes it irrelevant; with P = 2 instead of 4 the count grows by the two prompt-side tokens
 _u = completion_log_prob(UniformLM(11), _ids, _msk, 2)
@@ -1210,8 +1445,9 @@ np.testing.assert_allclose(
 # policy, same positions, temperature 1). Positions are a subtler case: with rotary embeddings
 # (Qwen3, Llama) a constant shift of a row's positions cancels inside the attention scores, so
 # `0..L-1` happens to agree here to float precision; with learned absolute positions (GPT-2) it
-# would not. Pass the sampler's `position_ids` and the rescoring computes what the sampler computed,
-# whatever the architecture. (This cell needs your `completion_log_prob`.)
+# does not, as the last line shows on a tiny random GPT-2 [9.5-9]. Pass the sampler's
+# `position_ids` and the rescoring computes what the sampler computed, whatever the architecture.
+# (This cell needs your `completion_log_prob`.)
 
 # %%
 try:
@@ -1230,16 +1466,33 @@ try:
         f"positions 0..L-1    : max difference {float((shifted - comp).abs().max()):.1e} (RoPE: shift-invariant)"
     )
     assert torch.allclose(comp, behaviour, atol=1e-4)
+    # the same two position choices on a tiny GPT-2 (learned absolute positions): they disagree
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    _gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=_tk.vocab_size, n_positions=64, n_embd=16,
+                                       n_layer=1, n_head=2)).eval()  # fmt: skip
+    with torch.no_grad():
+        g_ok = completion_log_prob(_gpt2, _s.input_ids, _s.attention_mask, _s.prompt_len,
+                                   _s.position_ids)  # fmt: skip
+        g_shift = completion_log_prob(_gpt2, _s.input_ids, _s.attention_mask, _s.prompt_len,
+                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))  # fmt: skip
+    print(f"GPT-2, positions 0..L-1: max difference {float((g_shift - g_ok).abs().max()):.1e} "
+          "(learned absolute positions: not shift-invariant)")  # fmt: skip
+    assert float((g_shift - g_ok).abs().max()) > 1e-3
 except NotImplementedError:
     print("Implement completion_log_prob above to run this comparison.")
 
 # %% [markdown]
 # ### 6. `grpo_loss` (2 points)
 #
-# Seed 003's loss on sequence log-probs: $-(\widehat A\cdot\log\pi_\theta).\mathrm{mean}()+\beta\cdot
+# The simplified loss on sequence log-probs: $-(\widehat A\cdot\log\pi_\theta).\mathrm{mean}()+\beta\cdot
 # \mathrm{KL}.\mathrm{mean}()$, with the estimator an explicit argument (default $k_3$). Advantages and
 # reference log-probs are **constants**: no gradient may flow into them (a gradient into the
-# reference would be the "unfrozen reference" pitfall in another form). Autograd check of the
+# reference would be the "unfrozen reference" pitfall in another form). The batch is fresh and
+# on-policy, so by the gradient contract of part 1 the leash pulls along
+# $\nabla\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$ over whole completions, while the logged `kl`
+# estimates $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ [9.5-14]. Autograd check of the
 # gradient formula $\partial\mathcal L/\partial\log\pi_i=\big(-\widehat A_i+\beta(1-e^{d_i})\big)/N$ for
 # $k_3$, on hand numbers:
 
@@ -1266,7 +1519,7 @@ def grpo_loss(
     kl_coef: float,
     kl_estimator: str = "k3",
 ) -> torch.Tensor:
-    """Simplified GRPO loss of seed 003 (to minimise), on one number per completion.
+    """Simplified GRPO loss of the BaseLM lab (to minimise), on one number per completion.
 
     loss = -(advantages * logp).mean() + kl_coef * kl_estimate(logp, ref_logp, kl_estimator).mean()
 
@@ -1354,7 +1607,7 @@ np.testing.assert_allclose(
 # `trainer.score(tasks, sample)` ((N,) rewards), `trainer.policy`, `trainer.reference`,
 # `trainer.config.kl_coef` and `trainer.update`, which takes the loss and does zero grads, backward,
 # gradient clipping and the optimizer step.
-# Seed 003's skip rule: a degenerate group teaches nothing, so it is dropped; when every group is
+# The skip rule: a degenerate group teaches nothing, so it is dropped; when every group is
 # degenerate there is no forward pass and no update, and the KL and entropy entries are **NaN**
 # (nothing was measured: a zero would claim "no drift").
 
@@ -1555,6 +1808,18 @@ _tr.check_reference()
 # and memory does not pile up. Each run writes its passport (trainer config, data-and-verifier
 # passport, update contract, hashes of the initial adapters and the base weights) and its history
 # into `runs/<name>/`.
+#
+# **Practical notes.** *Generation dominates the wall clock:* every step samples $K$ completions
+# token by token before a single gradient is taken, so a run can need fewer optimizer steps than a
+# supervised fine-tune and still take longer; `report` below prints the measured share (the
+# trainer times its sampling). The completion caps (12 tokens for the format task, 8 for
+# arithmetic choice) are what keep these runs to minutes. *Memory:* the policy still holds all
+# BaseLM weights and the reference is a second full model; only the adapters carry gradients and
+# AdamW state, and each pair is released before the next is loaded. *Apple silicon:* the sampler and
+# the trainer keep their tensors on the model's device, so on a Mac PyTorch's MPS backend
+# (`torch.backends.mps.is_available()`) is the place to try for speed; the course measured its
+# times on the CPU only and claims nothing for MPS. Close other notebook kernels before the required
+# runs: on a 2-core laptop they compete for the same cores [9.5-18].
 
 # %%
 HAVE_BASELM = RUN_LABS and BASELM_OK
@@ -1628,7 +1893,7 @@ RUN_BASELM = HAVE_BASELM and step_ready()
 # %% [markdown]
 # ### Exercise 1: build the LoRA policy and baseline it
 #
-# Trainable fraction first; then two refusals (seed 003's pitfalls "a reference model that isn't
+# Trainable fraction first; then two refusals (the pitfalls "a reference model that isn't
 # frozen" and "optimising every BaseLM parameter"); then the greedy held-out baseline and the
 # **initial pass-rate distribution**: per held-out prompt, the share of $K=8$ samples at $T=1$ that
 # pass. That histogram decides how much signal the groups will carry (lesson 9.1's $P_{\text{info}}$)
@@ -1698,6 +1963,16 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
     held = unique_tasks(make_tasks(family, N_EVAL if family != "format" else 60, "heldout", 0))
     trainer = GRPOTrainer(policy, ref, tok, train, verifier, train_step=train_step, config=config)
     init = {"adapters": adapter_hash(policy), "base": base_state_hash(policy)}
+    group_std = []  # per step: mean over groups of the WITHIN-group population std of the rewards
+    score = trainer.score
+
+    def score_and_log(tasks, sample, *args, **kw):  # observes the rewards; changes nothing
+        r = score(tasks, sample, *args, **kw)
+        if sample.k > 1:  # a training group (greedy evaluation samples one completion per task)
+            group_std.append(float(r.view(len(tasks), -1).std(dim=1, unbiased=False).mean()))
+        return r
+
+    trainer.score = score_and_log
     budget = config.eval_max_new_tokens or config.max_new_tokens
 
     def greedy():  # one greedy pass, scored by every verifier
@@ -1739,7 +2014,7 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
         "before": before, "after": after, "trainable": describe_trainable(policy),
         "attempts": int(sum(h["groups"])), "skips": int(sum(h["skipped"])), "updates": trainer.updates,
         "last_sample": list(zip(trainer.last_sample.texts, trainer.last_rewards.tolist())),
-        "base_unchanged": base_state_hash(policy) == init["base"],
+        "base_unchanged": base_state_hash(policy) == init["base"], "group_reward_std": group_std,
     }  # fmt: skip
     trainer.check_reference()  # the reference is bit-for-bit what was loaded
     del trainer, policy, ref  # release the pair before the next experiment
@@ -1761,6 +2036,9 @@ def report(res: dict) -> None:
     print(f"  training reward first/last 3 steps: {np.mean(h['reward'][:3]):.2f} / {np.mean(h['reward'][-3:]):.2f}; "
           f"KL last {np.nanmean(h['kl'][-3:]) if nan_kl < len(h['kl']) else float('nan'):.4f}; "
           f"steps with no measurement (NaN KL): {nan_kl}; base weights unchanged: {res['base_unchanged']}")  # fmt: skip
+    if "gen_s" in h and "time_s" in h and np.nansum(h["time_s"]) > 0:
+        print(f"  generation took {np.nansum(h['gen_s']) / np.nansum(h['time_s']):.0%} of the training "
+              "steps' wall-clock time")  # fmt: skip
 
 
 # %% [markdown]
@@ -1789,7 +2067,8 @@ if RUN_BASELM:
 # options; the final-answer verifier scores the last integer of the completion. The result is the
 # held-out greedy pass rate; read it with the reward, KL, sampled entropy, skips and the
 # completions themselves. Improvement is an empirical question, not a promise: a short run on a
-# 1.6M-parameter model can also stay flat.
+# 1.6M-parameter model can also stay flat. The instructor's run is recorded in the course's claims
+# registry [9.5-11]; your numbers depend on your BaseLM artifact and CPU.
 
 # %%
 main_res = None
@@ -1942,8 +2221,9 @@ else:
 # Sixteen completions per step, spent as $K=2$ on 8 prompts, $K=8$ on 2 prompts or $K=16$ on 1
 # prompt, for the same number of steps. Larger $K$ makes an all-equal group less likely (lesson 9.1:
 # $1-p^K-(1-p)^K$) but sees fewer prompts. Measure the degenerate-group frequency, the rewards'
-# spread and the held-out result rather than assuming a universal best $K$. Skipped under
-# `COURSE_SMOKE`.
+# spread **within** each group (the spread the advantages are made of; the dashboard's batch-wide
+# `reward_std` also counts differences *between* prompts, which no group-relative advantage sees)
+# and the held-out result, rather than assuming a universal best $K$. Skipped under `COURSE_SMOKE`.
 
 # %%
 sweep = {}
@@ -1957,7 +2237,8 @@ if RUN_BASELM and not SMOKE:
         h = res["history"]
         sweep[K] = {
             "degenerate_frac": res["skips"] / res["attempts"],
-            "reward_std": float(np.mean(h["reward_std"])),
+            "within_group_reward_std": float(np.mean(res["group_reward_std"])),
+            "batch_reward_std": float(np.mean(h["reward_std"])),
             "rows_in_updates_per_step": float(
                 np.mean([(g - s) * K for g, s in zip(h["groups"], h["skipped"])])
             ),
@@ -1976,15 +2257,44 @@ else:
 # %% [markdown]
 # ## Level B (optional): GRPO on a real model with TRL
 #
-# The real-model branch of seed 000 is **disabled by default**. It targets Qwen/Qwen3-0.6B with LoRA
+# The course's real-model branch is **disabled by default**. It targets Qwen/Qwen3-0.6B with LoRA
 # and TRL's `GRPOTrainer` on a free Colab T4; here, with `RUN_REAL_MODEL = False`, the same code
 # path is pointed at BaseLM so that its configuration can be built and inspected on a CPU.
 # `helpers.level_b` passes **every** argument that shapes the objective to TRL explicitly (the
 # advantage scaling, `loss_type`, clip ranges, `beta`, iterations, generation settings, batch
 # geometry, optimiser): a library default is a fact about one release, not a specification. This
 # branch was not run for the course's release checks: no runtime, memory or quality result is
-# claimed for it. Before a Colab run, re-check the CUDA image, the model, the package versions and
-# every `GRPOConfig` argument against the current documentation.
+# claimed for it [9.5-12]. Before a Colab run, re-check the CUDA image, the model, the package
+# versions and every `GRPOConfig` argument against the current documentation.
+#
+# **Versions.** The module was first specified against a dated snapshot of the stack: TRL 1.9.2,
+# Transformers 5.14.1, Datasets 5.0.1, PEFT 0.20.0, Accelerate 1.14.0 and bitsandbytes 0.50.0. The
+# course departs from it: it is tested with, and the Colab cell pins, TRL 1.16.0, Transformers
+# 5.24.0, Datasets 5.2.0, PEFT 0.21.2, Accelerate 1.15.0 and Tokenizers 0.23.3 (printed by the next
+# cell), and installs no bitsandbytes, since the T4 profile quantises nothing. The defaults lesson 9.3
+# read from the snapshot are unchanged in 1.16.0 [9.3-11], but 1.16.0 has defaults the course sets
+# otherwise (next paragraph), which is one more reason every objective-shaping argument is explicit.
+#
+# **Three choices against TRL's defaults.**
+# - `use_bias_correction_kl=False` (TRL: `True`): TRL then computes the course's per-token $k_3$,
+#   the objective proved equal in `EQUIVALENCE.md`. With `True` the KL term is weighted by the
+#   token ratio and its gradient becomes that of $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ (part 1's
+#   gradient contract) [9.5-14] [9.5-15]. The T4 profile has $\beta=0$, where the flag changes nothing.
+# - `mask_truncated_completions=True` (TRL: `False`): a completion cut at the 128-token cap has no
+#   final answer, and scoring it 0 would push down every token of what may be a sound but unfinished
+#   derivation. TRL's mask differs from lesson 9.4's bandit "mask": the truncated completion's reward
+#   (0) stays in its group's mean and std, and only its own loss terms are dropped, so finishing is
+#   still rewarded relative to being cut off. The course teaches DAPO's final choice, the soft
+#   overlong penalty, and the risk that masking removes the only signal against never stopping;
+#   level B takes the mask for a 10-step smoke run and watches `truncation_rate`, and a longer run
+#   should use the soft penalty (`trl.rewards.get_soft_overlong_punishment`) instead [9.5-16].
+# - `fp16=True` on a T4 (TRL 1.16 sets `bf16=True` unless `fp16` is set): the T4 has no bfloat16. Qwen3
+#   models are published in bf16, and bf16 has float32's exponent range while fp16 stops at 65 504,
+#   so activations that a bf16-trained model produces can overflow to inf in fp16. The symptoms are
+#   inf/NaN losses, or the loss scaler skipping optimizer steps (a few at the start, while the scale
+#   calibrates, are normal; persistent skips are not). `helpers.level_b.run` counts both, the GPU
+#   smoke script fails on them, and the fall-back is `precision="fp32"` (about 2.4 GB of weights, still
+#   inside a T4's 15 GB, at roughly twice the time) [9.5-17].
 #
 # **On Colab.** Open this notebook in Colab, choose *Runtime > Change runtime type > T4 GPU*, paste
 # the set-up cell printed below into a new first cell and run it once (it installs the versions the
@@ -2060,9 +2370,12 @@ elif level_b is not None:
 # **Where the course goes next.** Best-of-N, self-consistency and search are developed in Module 10
 # ("Search, verification, and test-time compute"); distributed generation, policy versions and
 # rollout economics in Module 12 ("RL infrastructure for LLMs"); the statistics of evaluation,
-# reward hacking and safety in Module 13 ("Evaluating RL systems for LLMs"). Entropy and KL are
-# treated formally in the Information Theory for ML course (Modules 2, 3 and 8). This module
-# stands on its own: every definition its exercises use was introduced in 9.1-9.5.
+# reward hacking and safety in Module 13 ("Evaluating RL systems for LLMs"). In the companion
+# courses, Modern LLMs Module 14 ("Learning from Feedback: RLHF, DPO, RLOO, and GRPO") gives the
+# broader post-training picture, and Modern LLMs Module 15 ("Reasoning Models and Test-Time
+# Compute") connects RLVR to reasoning-model architectures and inference budgets. Entropy and KL are treated formally in
+# the Information Theory for ML course (Modules 2, 3 and 8) [9.5-13]. This module stands on its
+# own: every definition its exercises use was introduced in 9.1-9.5.
 
 # %% [markdown]
 # ## Assessment

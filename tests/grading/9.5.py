@@ -391,7 +391,7 @@ def token_entropy(logits, mask):
         p = p[p > 0]
         total += float(-(p * p.log()).sum())
         count += 1
-    return total / count if count else 0.0
+    return total / count if count else math.nan
 
 
 # %% valid pass_at_k: math.comb (exact integers), 1.0 where n - c < k
@@ -406,7 +406,7 @@ def pass_at_k(n, c, k):
 def clip_fractions(ratio, advantages, mask, *, clip_eps):
     act = mask > 0
     if not bool(act.any()):
-        return 0.0, 0.0
+        return math.nan, math.nan
     A = advantages[:, None].expand_as(ratio)
     r, a = ratio[act], A[act]
     low = ((r < 1 - clip_eps) & (a < 0)).double().mean()
@@ -418,7 +418,7 @@ def clip_fractions(ratio, advantages, mask, *, clip_eps):
 def kl_to_reference(logp, ref_logp, mask):
     act = mask > 0
     if not bool(act.any()):
-        return 0.0
+        return math.nan
     return float(kl_estimate(logp[act], ref_logp[act], "k3").mean())
 
 
@@ -884,12 +884,8 @@ def train_step(trainer, tasks):
 
 
 # %% depends test_train_step: group_advantages kl_estimate completion_log_prob grpo_loss
-# --- PENDING: planted bugs that the lesson's tests do not catch yet --------------------------------
-# The hidden-test additions that catch them are proposed for course/lessons/9.5.py (lead's report).
-# Once they are in, enable these sections with
-#     sed -i 's/^# PENDING-bug /# %% bug /' tests/grading/9.5.py
-# Until then the parser ignores everything below: the "depends" header above (a repeat of the one at
-# the top) ends the previous section, and no "# %% bug/valid" header follows it.
+# --- planted bugs added with later hidden tests (each caught by the hidden test named beside it in
+# the lesson): the "depends" header above only repeats the one at the top.
 
 
 # %% bug clipped_grpo_loss: the KL term computed on detached log-probs (the leash exerts no gradient)
@@ -910,12 +906,28 @@ def kl_to_reference(logp, ref_logp, mask):
     return float(((torch.exp(d) - d - 1) * mask).sum() / mask.sum().clamp(min=1))
 
 
-# %% bug token_entropy: no clamp on the token count (an all-padding batch gives NaN, not 0.0)
+# %% bug token_entropy: 0.0 for an empty mask (count clamped at 1): claims "no entropy" where nothing was measured
 def token_entropy(logits, mask):
     logp = logits.log_softmax(dim=-1)
     p = logp.exp()
     H = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(dim=-1)
-    return float((H * mask).sum() / mask.sum())
+    return float((H * mask).sum() / mask.sum().clamp(min=1))
+
+
+# %% bug clip_fractions: (0.0, 0.0) for an empty mask (count clamped at 1) instead of NaN
+def clip_fractions(ratio, advantages, mask, *, clip_eps):
+    A = advantages[:, None]
+    low = ((ratio < 1 - clip_eps) & (A < 0)).float()
+    high = ((ratio > 1 + clip_eps) & (A > 0)).float()
+    n = mask.sum().clamp(min=1)
+    return float((low * mask).sum() / n), float((high * mask).sum() / n)
+
+
+# %% bug kl_to_reference: 0.0 for an empty mask (count clamped at 1): a false "no drift"
+def kl_to_reference(logp, ref_logp, mask):
+    d = ref_logp - logp
+    k3 = torch.exp(d) - d - 1
+    return float((k3 * mask).sum() / mask.sum().clamp(min=1))
 
 
 # %% bug train_step: kl measured after the update (a second forward pass), not from the step's own pass
@@ -944,3 +956,39 @@ def train_step(trainer, tasks):
     entropy = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
     out.update(kl=float(kl), entropy=float(entropy), loss=float(loss.detach()))
     return out
+
+
+# %% bug group_advantages: degenerate group detected by std > 0 (torch's std leaves ~1e-8 on one float32 row of 0.1s)
+def group_advantages(rewards, eps=1e-6):
+    if not isinstance(rewards, torch.Tensor):
+        raise TypeError("rewards must be a torch.Tensor")
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError("bad shape")
+    r = rewards if rewards.is_floating_point() else rewards.float()
+    std = r.std(dim=-1, keepdim=True, unbiased=False)
+    adv = (r - r.mean(dim=-1, keepdim=True)) / (std + eps)
+    return torch.where(std > 0, adv, torch.zeros_like(adv))
+
+
+# %% bug clipped_grpo_loss: exp and k3 before the mask (masked float32 values of 100 overflow: inf * 0 = NaN)
+def clipped_grpo_loss(new_logp, old_logp, ref_logp, advantages, mask, *, clip_eps, kl_coef):
+    ratio = torch.exp(new_logp - old_logp)
+    A = advantages[:, None]
+    pg = torch.maximum(-ratio * A, -torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * A)
+    kl = kl_estimate(new_logp, ref_logp, "k3")
+    n_tok = mask.sum(dim=1).clamp(min=1)
+    two = lambda x: ((x * mask).sum(dim=1) / n_tok).mean()
+    loss = two(pg + kl_coef * kl)
+    return loss, {"pg": float(two(pg.detach())), "kl": float(two(kl.detach()))}
+
+
+# %% bug completion_log_prob: position_ids never passed to the model (right only for shift-invariant RoPE models)
+def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_ids=None):
+    N, L = input_ids.shape
+    if not 1 <= prompt_len <= L:
+        raise ValueError("prompt_len")
+    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
+    logp = logits[:, :-1].float().log_softmax(dim=-1)
+    tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
+    keep = (torch.arange(1, L) >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)
+    return torch.where(keep, tok, torch.zeros_like(tok)).sum(dim=1)
