@@ -2,8 +2,9 @@
 
 Seed 000, step 9.4.5 ("a minimum dashboard"): one mean reward is not evidence of a good update, so a
 run logs several independent axes - data and verification (reward components, parse failures,
-informative-group rate), policy and optimisation (entropy, KL, ratios, clip fractions), responses
-(pass@k, length, EOS/truncation, diversity) and system (generated tokens, time).
+informative-group rate), policy and optimisation (entropy, KL, ratios, clip fractions, rollout age
+and reuse), responses (pass@k, length, EOS/truncation, diversity) and system (generated tokens,
+generated tokens per informative prompt, time, peak memory).
 
 Division of labour, and the departure from a logging library:
 
@@ -13,6 +14,13 @@ Division of labour, and the departure from a logging library:
   never computes them itself.
 - The dashboard computes only ungraded axes: length mean/median/p90, generated tokens, reward
   mean/std, response diversity (distinct completions per group / k, averaged over groups), wall time.
+  When a row has both ``gen_tokens`` and an ``informative_rate`` (your metric or a scalar), it also
+  derives ``gen_tokens_per_informative`` = generated tokens / informative prompts (the cost of one
+  useful group; NaN when no group was informative).
+- Rollout age and reuse and peak memory depend on the trainer, so they are scalars you pass to
+  ``record``: ``rollout_age`` (optimizer steps between the policy that sampled the batch and the one
+  being updated), ``reuse`` (update passes over this batch so far), ``peak_mem_mb``
+  (``peak_memory_mb()`` reads it).
 - ``warnings(history)`` applies a few stopping-rule checks from step 9.4.2 to whatever keys exist.
   They are prompts to look at samples, not verdicts; thresholds are arguments.
 
@@ -40,14 +48,17 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "parse_fail_rate", "verifier_error_rate",
     ),
     "policy & optimisation": (
-        "loss", "kl", "entropy", "token_entropy", "ratio_mean", "ratio_max", "clip_low", "clip_high",
-        "clip_fraction", "grad_norm", "updates",
+        "loss", "kl", "entropy", "token_entropy", "ratio_mean", "ratio_max", "ratio_max_final",
+        "clip_low", "clip_high", "clip_low_reused", "clip_high_reused", "clip_fraction", "grad_norm",
+        "updates", "rollout_age", "reuse",
     ),
     "responses": (
         "heldout_pass", "pass@1", "pass@k", "len_mean", "len_median", "len_p90", "eos_rate",
         "truncation_rate", "diversity",
     ),
-    "system": ("gen_tokens", "gen_s", "time_s", "wall_s"),
+    "system": (
+        "gen_tokens", "gen_tokens_per_informative", "gen_s", "time_s", "wall_s", "peak_mem_mb",
+    ),
 }  # fmt: skip
 
 
@@ -129,6 +140,42 @@ def diversity(texts: list[str], group: Any) -> float:
     return float(np.mean(fracs)) if fracs else math.nan
 
 
+def peak_memory_mb() -> float:
+    """Peak memory of this process in MiB: CUDA's peak allocated memory when a GPU is in use,
+    else the peak resident set size of the process (``resource.getrusage``; NaN where unavailable).
+
+    The two are different quantities (tensor memory on the device vs everything the process holds
+    in RAM); log which one you read. Pass it to ``Dashboard.record(..., peak_mem_mb=...)``.
+    """
+    try:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            return torch.cuda.max_memory_allocated() / 2**20
+    except ImportError:
+        pass
+    try:
+        import resource
+        import sys
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+        return rss / 2**20 if sys.platform == "darwin" else rss / 2**10
+    except (ImportError, OSError):
+        return math.nan
+
+
+def tokens_per_informative(gen_tokens: float, informative_rate: float, n_groups: int) -> float:
+    """Generated tokens per informative prompt: ``gen_tokens / (informative_rate * n_groups)``.
+
+    All tokens count, also those of the degenerate groups: that is the cost of one group with
+    signal. NaN when no group was informative or nothing was measured (never a division by zero).
+    """
+    informative = informative_rate * n_groups
+    if not math.isfinite(informative) or informative <= 0 or not math.isfinite(gen_tokens):
+        return math.nan
+    return float(gen_tokens / informative)
+
+
 def rollout_axes(rollout: Rollout) -> dict[str, float]:
     """The ungraded axes of one rollout: reward mean/std, lengths, generated tokens, diversity."""
     lengths = rollout.lengths.astype(np.float64)
@@ -171,6 +218,11 @@ class Dashboard:
                     row[name] = _scalar(fn(rollout), name)
                 except Exception as e:
                     raise RuntimeError(f"dashboard metric {name!r} failed: {e}") from e
+            if "informative_rate" in row and "gen_tokens_per_informative" not in row:
+                n_groups = len(np.unique(rollout.group))
+                row["gen_tokens_per_informative"] = tokens_per_informative(
+                    row["gen_tokens"], row["informative_rate"], n_groups
+                )
         row.setdefault("wall_s", time.perf_counter() - self._t0)
         self.rows.append(row)
         return row

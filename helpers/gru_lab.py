@@ -446,7 +446,11 @@ class LabResult:
 
     history:  dict of lists. Per RL step (key ``step``): reward, accuracy, the reward components
               (correct, consistent, format), truncation_rate, len_mean, entropy, kl_ref, clip_low,
-              clip_high, ratio_max, loss, informative_rate, old_logp_maxdiff, time_s. Per
+              clip_high (means over all update epochs, epoch 0 included, where the ratio is 1),
+              clip_low_reused, clip_high_reused (epochs 1.. only; NaN with one epoch), ratio_max
+              (largest ratio seen before an update), ratio_max_final (after the last update),
+              skipped (1.0 when every group was degenerate and kl_coef = 0: no optimizer step, the
+              update metrics are NaN), loss, informative_rate, old_logp_maxdiff, time_s. Per
               evaluation point (key ``eval_step``, 0 = before RL): train_* and heldout_* acc,
               pass@k, coverage, concentration, top20_share, entropy, greedy_acc.
     passport: ``helpers.passport.make_passport`` of the profile, with the verifier passport,
@@ -528,8 +532,9 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
     history: dict[str, list] = {}
 
     def log(row: dict) -> None:
-        for key, v in row.items():
-            history.setdefault(key, []).append(v)
+        rows_before = len(history.get("step" if "step" in row else "eval_step", []))
+        for key, v in row.items():  # a key first seen late is NaN on the earlier rows
+            history.setdefault(key, [math.nan] * rows_before).append(v)
 
     def run_eval(step: int) -> None:
         model.eval()
@@ -542,6 +547,7 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
     opt = torch.optim.Adam(model.parameters(), lr=p.lr)
     gen = torch.Generator().manual_seed(p.seed)  # every rollout draw
     samples: dict[str, list[str]] = {}
+    loss_keys: dict[str, None] = {}  # loss_fn metric names seen so far, in order
     bar = tqdm(range(1, p.steps + 1), desc="RL", disable=not progress)
     for step in bar:
         t0 = time.perf_counter()
@@ -564,7 +570,11 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
 
         model.train()
         losses, lows, highs, rmax, metrics = [], [], [], [], {}
-        for _ in range(p.num_iterations):
+        # No signal at all (every group degenerate and no KL term): skip the update, otherwise
+        # Adam's momentum would still move the weights on a zero gradient.
+        informative = rewards.max(dim=1).values > rewards.min(dim=1).values  # (B,)
+        skipped = not bool(informative.any()) and p.kl_coef == 0
+        for _ in range(0 if skipped else p.num_iterations):
             new_logp = token_logprobs(
                 behaviour_logits(model, s, grammar, p.temperature), s.completion_ids, mask
             )
@@ -584,6 +594,16 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
             rmax.append(float((ratio * mask).max()))
             for key, v in (m or {}).items():
                 metrics.setdefault(f"loss_{key}", []).append(float(v))
+        ratio_max_final = math.nan
+        if not skipped:
+            with torch.no_grad():  # the ratio after the last update (the loop measured before each)
+                final_logp = token_logprobs(
+                    behaviour_logits(model, s, grammar, p.temperature), s.completion_ids, mask
+                )
+                ratio_max_final = float((torch.exp(final_logp - old_logp) * mask).max())
+
+        def mean(xs: list[float]) -> float:
+            return sum(xs) / len(xs) if xs else math.nan
 
         if step == 1 or step == p.steps:
             samples[f"step_{step}"] = [
@@ -600,15 +620,20 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
             "len_mean": float(s.lengths.float().mean()),
             "entropy": float(fns["entropy_fn"](old_logits, mask)),
             "kl_ref": float(fns["kl_fn"](old_logp, ref_logp, mask)),
-            "clip_low": sum(lows) / len(lows),
-            "clip_high": sum(highs) / len(highs),
-            "ratio_max": max(rmax),
-            "loss": sum(losses) / len(losses),
+            "clip_low": mean(lows),
+            "clip_high": mean(highs),
+            "clip_low_reused": mean(lows[1:]),
+            "clip_high_reused": mean(highs[1:]),
+            "ratio_max": max(rmax, default=math.nan),
+            "ratio_max_final": ratio_max_final,
+            "skipped": float(skipped),
+            "loss": mean(losses),
             "informative_rate": float((rewards.std(dim=1) > 0).float().mean()),
             "old_logp_maxdiff": float(((rescored - old_logp).abs() * mask).max()),
             "time_s": time.perf_counter() - t0,
-            **{key: sum(v) / len(v) for key, v in metrics.items()},
+            **{key: mean(metrics.get(key, [])) for key in {**loss_keys, **dict.fromkeys(metrics)}},
         })  # fmt: skip
+        loss_keys.update(dict.fromkeys(metrics))  # a skipped step logs NaN for these
         bar.set_postfix(acc=f"{history['accuracy'][-1]:.2f}", H=f"{history['entropy'][-1]:.3f}")
         if step % p.eval_every == 0 or step == p.steps:
             run_eval(step)

@@ -19,7 +19,16 @@ import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from helpers import passport as pp  # noqa: E402
-from helpers.diagnostics import Dashboard, Rollout, diversity, summarize, warnings  # noqa: E402
+from helpers.diagnostics import (  # noqa: E402
+    GROUPS,
+    Dashboard,
+    Rollout,
+    diversity,
+    peak_memory_mb,
+    summarize,
+    tokens_per_informative,
+    warnings,
+)
 from helpers.plots import plot_dashboard, plot_groups, plot_history  # noqa: E402
 
 # --- a hand-made rollout: 2 groups of k=4 ----------------------------------------------------
@@ -74,6 +83,36 @@ def test_dashboard_records_axes_and_calls_metrics():
     assert (
         s["kl"]["n"] == 1 and s["kl"]["last"] == pytest.approx(0.1) and s["entropy"]["mean"] == 1.5
     )
+
+
+def test_dashboard_system_axes_of_the_minimum_dashboard():
+    # seed 000's minimum dashboard: rollout age and reuse, peak memory, tokens per informative prompt
+    named = {k for keys in GROUPS.values() for k in keys}
+    assert {"rollout_age", "reuse", "peak_mem_mb", "gen_tokens_per_informative"} <= named
+    assert "rollout_age" in GROUPS["policy & optimisation"] and "peak_mem_mb" in GROUPS["system"]
+
+    def informative(r):  # group 0 = (1, 0, 0, 1) informative, group 1 all ones: rate 1/2
+        return 0.5
+
+    row = Dashboard({"informative_rate": informative}).record(
+        0, hand_rollout(), rollout_age=2, reuse=3, peak_mem_mb=peak_memory_mb()
+    )
+    # 36 generated tokens for 2 groups, one informative: 36 tokens per informative prompt
+    assert row["gen_tokens_per_informative"] == 36.0
+    assert row["rollout_age"] == 2.0 and row["reuse"] == 3.0
+    assert math.isfinite(row["peak_mem_mb"]) and row["peak_mem_mb"] > 1.0  # this process: > 1 MiB
+    # no informative group: NaN, not a division by zero and not 0
+    none = Dashboard({"informative_rate": lambda r: 0.0}).record(0, hand_rollout())
+    assert math.isnan(none["gen_tokens_per_informative"])
+    # without an informative_rate there is nothing to derive (existing callers keep their keys)
+    assert "gen_tokens_per_informative" not in Dashboard().record(0, hand_rollout())
+    # a value passed in explicitly wins over the derived one
+    given = Dashboard({"informative_rate": informative}).record(
+        0, hand_rollout(), gen_tokens_per_informative=7.0
+    )
+    assert given["gen_tokens_per_informative"] == 7.0
+    assert tokens_per_informative(100.0, 0.25, 8) == 50.0
+    assert math.isnan(tokens_per_informative(100.0, math.nan, 8))
 
 
 def test_dashboard_json_round_trip_and_errors(tmp_path):

@@ -102,8 +102,8 @@ print("tokens 3, 4 have behaviour probability", np.exp(beh[3:]), "- they are nev
 # %% [markdown]
 # With identical weights, a trainer that scores the current policy with the raw softmax but
 # divides by the stored behaviour log-prob sees ratios from 0.81 to 1.29 before any update: with
-# $\epsilon=0.2$ clipping would already fire, on pure bookkeeping. Numerical check that the sampler really follows the
-# processed distribution, not the raw one:
+# $\epsilon=0.2$ clipping would already fire, on pure bookkeeping [9.2-13]. Numerical check that the
+# sampler really follows the processed distribution, not the raw one:
 
 # %%
 rng = np.random.default_rng(0)
@@ -124,7 +124,7 @@ print("top-p=0.8 keeps tokens", np.flatnonzero(np.isfinite(top_p_demo)))
 #
 # $$\nabla_\theta J=\nabla_\theta\sum_a \pi_\theta(a)\,r(a)=\sum_a \pi_\theta(a)\,r(a)\,\nabla_\theta\log\pi_\theta(a)=\mathbb E_{a\sim\pi_\theta}\big[r(a)\,\nabla_\theta\log\pi_\theta(a)\big],$$
 #
-# using $\nabla\pi=\pi\,\nabla\log\pi$ (the REINFORCE or score-function identity). Read it right to
+# using $\nabla\pi=\pi\,\nabla\log\pi$ (the REINFORCE or score-function identity [9.2-9]). Read it right to
 # left: the direction that makes the sampled $a$ more likely, scaled by its reward. Because
 # $\mathbb E[\nabla\log\pi_\theta(a)]=\sum_a\nabla\pi_\theta(a)=\nabla 1=0$, subtracting any baseline
 # $b$ that does not depend on the sampled $a$ leaves the expectation unchanged and can reduce the
@@ -168,15 +168,16 @@ plt.show()
 
 # %% [markdown]
 # ### The group as the baseline
-# GRPO estimates the baseline from the other responses to the *same* prompt. For rewards
-# $r_1,\dots,r_G$ of one group,
+# GRPO estimates the baseline from the whole group of responses to the *same* prompt, the scored
+# response's own reward $r_i$ included (9.2.5 shows what that inclusion costs). For rewards
+# $r_1,\dots,r_G$ of one group [9.2-2],
 #
 # $$\bar r=\frac1G\sum_{i=1}^G r_i,\qquad s_r=\sqrt{\frac1G\sum_{i=1}^G(r_i-\bar r)^2},\qquad \widehat A_i=\frac{r_i-\bar r}{s_r+\varepsilon}.$$
 #
 # **Conventions used in this course:** $s_r$ is the *population* std (divide by $G$, NumPy
 # `ddof=0`); $\varepsilon$ is added to the std, outside the square root (default $10^{-6}$); a group
 # whose rewards are all equal gets $\widehat A_i=0$ exactly. TRL's `GRPOTrainer` (1.16) divides by
-# $G-1$ and uses $\varepsilon=10^{-4}$; see the comparison below.
+# $G-1$ and uses $\varepsilon=10^{-4}$ [9.2-4]; see the comparison below.
 #
 # The same $\widehat A_i$ is given to every token of response $o_i$. That removes the learned value
 # model, but not the credit-assignment problem: every token of a successful response gets the
@@ -186,7 +187,7 @@ plt.show()
 # **One success among $G$ binary rewards.** $\bar r=1/G$ and $s_r^2=\frac1G(1-\frac1G)$, so
 # $s_r=\sqrt{G-1}/G$. Ignoring $\varepsilon$,
 #
-# $$\widehat A_{\text{success}}=\frac{1-1/G}{\sqrt{G-1}/G}=\sqrt{G-1},\qquad \widehat A_{\text{failure}}=\frac{-1/G}{\sqrt{G-1}/G}=-\frac1{\sqrt{G-1}}.$$
+# $$\widehat A_{\text{success}}=\frac{1-1/G}{\sqrt{G-1}/G}=\sqrt{G-1},\qquad \widehat A_{\text{failure}}=\frac{-1/G}{\sqrt{G-1}/G}=-\frac1{\sqrt{G-1}}\quad\text{[9.2-6]}.$$
 #
 # More generally with $k$ successes ($p=k/G$, $s_r=\sqrt{p(1-p)}$):
 # $\widehat A_{\text{success}}=\sqrt{(G-k)/k}$ and $\widehat A_{\text{failure}}=-\sqrt{k/(G-k)}$.
@@ -271,15 +272,48 @@ plt.show()
 # ## 9.2.3 The clipped objective
 #
 # The DeepSeekMath presentation of GRPO uses token-level ratios and averages within each response
-# before averaging over the group:
+# before averaging over the group [9.2-1]:
 #
 # $$J_{\text{GRPO}}(\theta)=\mathbb E\left[\frac1G\sum_{i=1}^G\frac1{|o_i|}\sum_{t=1}^{|o_i|}\Big(\min\big[\rho_{i,t}\widehat A_i,\ \operatorname{clip}(\rho_{i,t},1-\epsilon,1+\epsilon)\,\widehat A_i\big]-\beta K_{i,t}\Big)\right].$$
 #
-# $J$ is maximised; the training loss is $-J$. $K_{i,t}$ is a chosen estimator of the deviation from
-# $\pi_{\text{ref}}$ (its exact form is a separate contract, see lesson 9.3); $\beta=0$ drops it.
-# The reduction here is "mean over the response's own tokens, then mean over the group"; other
-# denominators exist and change who gets gradient (lesson 9.3).
+# $J$ is maximised; the training loss is $-J$. $\beta=0$ drops the last term. The reduction here is
+# "mean over the response's own tokens, then mean over the group"; other denominators exist and
+# change who gets gradient (lesson 9.3).
 #
+# **$K_{i,t}$ is an estimate, not the KL itself.** The exact KL at one position,
+# $\mathrm{KL}_t=\sum_v\pi_\theta(v)\log\frac{\pi_\theta(v)}{\pi_{\text{ref}}(v)}$, needs both full
+# next-token distributions. Trainers only look at the sampled token $o_{i,t}$. With
+# $d=\log\pi_{\text{ref}}(o_{i,t})-\log\pi_\theta(o_{i,t})$, two common per-token values are
+#
+# | name | per-token value | on tokens drawn from $\pi_\theta$ |
+# |---|---|---|
+# | sampled log-ratio ($k_1$) | $-d=\log\frac{\pi_\theta}{\pi_{\text{ref}}}$ | unbiased for $\mathrm{KL}_t$, but often negative on a single token, high variance |
+# | $k_3$ (DeepSeekMath's choice) | $e^{d}-d-1$ | unbiased for $\mathrm{KL}_t$ as well, and never negative |
+#
+# Both statements are about the **value** when the token comes from $\pi_\theta$ [9.2-14]. After the
+# first update on a reused batch the tokens come from $\pi_{\text{old}}$ instead; and what the
+# *gradient* of each estimator pulls towards is a separate contract, taken apart in lesson 9.5.
+# Check on one position with $V=6$:
+
+# %%
+rng_kl = np.random.default_rng(5)
+lp_theta = log_softmax(rng_kl.normal(size=6))  # current policy at one position
+lp_ref = log_softmax(rng_kl.normal(size=6))  # reference policy at the same position
+kl_exact = float(np.exp(lp_theta) @ (lp_theta - lp_ref))  # sum_v pi_theta log(pi_theta / pi_ref)
+x = rng_kl.choice(6, size=400_000, p=np.exp(lp_theta))  # tokens drawn from pi_theta
+d = lp_ref[x] - lp_theta[x]
+k1, k3 = -d, np.exp(d) - d - 1
+print(f"exact KL {kl_exact:.4f} | mean k1 {k1.mean():.4f} (std {k1.std():.3f}, {np.mean(k1 < 0):.0%} "
+      f"of tokens negative) | mean k3 {k3.mean():.4f} (std {k3.std():.3f}, min {k3.min():.4f})")  # fmt: skip
+se1, se3 = k1.std() / math.sqrt(x.size), k3.std() / math.sqrt(x.size)
+assert abs(k1.mean() - kl_exact) < 4 * se1 and abs(k3.mean() - kl_exact) < 4 * se3
+assert k3.min() >= 0 and np.mean(k1 < 0) > 0
+# exact expectations over the 6 tokens (no sampling): both equal the exact KL
+p_theta = np.exp(lp_theta)
+assert math.isclose(p_theta @ (lp_theta - lp_ref), kl_exact)
+assert math.isclose(p_theta @ (np.exp(lp_ref - lp_theta) - (lp_ref - lp_theta) - 1), kl_exact)
+
+# %% [markdown]
 # Since $\min(\rho A,\operatorname{clip}(\rho)A)=A\cdot\min(\rho,\operatorname{clip}(\rho))$ for $A>0$
 # and $A\cdot\max(\rho,\operatorname{clip}(\rho))$ for $A<0$, each sign has one flat side:
 #
@@ -300,7 +334,7 @@ plt.show()
 # large step can overshoot (numbers in 9.2.4).
 #
 # **"GRPO" is not a full specification.** DeepSeekMath uses token-level ratios; the DeepSeek-R1
-# report writes a compact sequence-level expression; libraries offer several ratio levels and
+# report writes a compact sequence-level expression [9.2-3]; libraries offer several ratio levels and
 # reductions. When you report a run, name at least the ratio unit, the reduction denominator, the
 # number of iterations per rollout batch, how truncated responses are handled, and the KL contract.
 
@@ -352,9 +386,11 @@ for (A, rho0), want in expected.items():
 #
 # $$\nabla_\theta J\big|_{\theta=\theta_{\text{old}}}=\frac1G\sum_i\frac{\widehat A_i}{|o_i|}\sum_t\nabla_\theta\log\pi_\theta(o_{i,t}\mid\cdot),$$
 #
-# the REINFORCE gradient with the group baseline. This is why a trainer that takes one step per
-# batch can set the old log-probs to the detached current ones (TRL does exactly this when a
-# batch is not reused). Check on a toy policy: a separate softmax over $V=4$ tokens at each of
+# the REINFORCE gradient with the group baseline [9.2-7]. This is why a trainer that takes one step
+# per batch can set the old log-probs to the detached current ones. TRL 1.16 does exactly this when
+# a batch is not reused, with one exception: when it generates with vLLM (and its default
+# `vllm_importance_sampling_correction=True`) it always recomputes the old log-probs with the
+# training model, because vLLM's sampling probabilities can differ from the trainer's [9.2-5]. Check on a toy policy: a separate softmax over $V=4$ tokens at each of
 # $T=6$ positions (no context, enough for the ratio machinery), $G=8$ responses of different
 # lengths, reward 1 when a response contains token 0 at least twice.
 
@@ -414,7 +450,7 @@ assert (
 # when the same batch is used again: several optimizer iterations on one rollout batch, mini-batches
 # taken after an earlier update, or a generator that lags the trainer. Below: 6 gradient-ascent
 # iterations on the *same* batch, then how far one first step moves the policy as a function of
-# the learning rate.
+# the learning rate and of $\epsilon$.
 
 
 # %%
@@ -441,9 +477,23 @@ for it in range(6):
     J.backward()
     with torch.no_grad():
         theta += 6.0 * theta.grad  # plain gradient ascent, lr = 6
-# One first step from theta_old: clipping is inactive, so nothing but the learning rate sets its size.
+# One first step from theta_old: all ratios are 1, clipping is inactive, so the step is lr * gradient.
 for lr in [1.0, 10.0, 100.0]:
     print(f"one step, lr={lr:>5}: KL to old = {kl_to_old(theta_old + lr * g_auto):.4f}")
+first_step_kl = {}
+for eps_try in [0.05, 0.2, 1.0]:  # the clip range: no effect on the first step
+    th_try = theta_old.clone().requires_grad_(True)
+    grpo_objective(th_try, eps=eps_try)[0].backward()
+    first_step_kl[eps_try] = kl_to_old(theta_old + 10.0 * th_try.grad)
+print("lr = 10, KL after the first step for eps = 0.05 / 0.2 / 1.0:", first_step_kl)
+assert len(set(first_step_kl.values())) == 1  # identical: eps plays no role at ratio 1
+# the step is lr * gradient: halving the gradient (advantages / 2) and doubling lr is the same step
+adv_full = adv.clone()
+adv = adv_full / 2
+th_half = theta_old.clone().requires_grad_(True)
+grpo_objective(th_half)[0].backward()
+adv = adv_full
+assert torch.allclose(20.0 * th_half.grad, 10.0 * g_auto)
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3.2))
@@ -469,7 +519,8 @@ plt.show()
 # position in the successful response) and mass removed from one token flows to the others. For
 # those tokens the min keeps the unclipped branch, so they still receive a corrective gradient, yet
 # they stay outside: clipping is not a projection. And the one-step lines show that at the first
-# update the step size, and the KL it causes, is set only by the learning rate.
+# update the step, and the KL it causes, is the learning rate times the gradient (the advantages'
+# scale enters through the gradient); $\epsilon$ plays no role at all there [9.2-8].
 #
 # **Regimes** (log `num_iterations`, rollout age, generator checkpoint and the ratio distribution;
 # "we used GRPO" says none of this):
@@ -490,15 +541,24 @@ plt.show()
 #
 # $$\mathbb E\big[(r_i-\bar r)\nabla\log\pi(o_i)\big]=\Big(1-\tfrac1G\Big)\mathbb E\big[r_i\nabla\log\pi(o_i)\big]-\tfrac1G\sum_{j\ne i}\mathbb E[r_j]\,\underbrace{\mathbb E[\nabla\log\pi(o_i)]}_{0}=\tfrac{G-1}{G}\,\nabla J.$$
 #
-# The direction is right, the scale is shrunk by $(G-1)/G$. **RLOO** (REINFORCE leave-one-out)
-# uses the mean of the *other* rewards,
+# The direction is right, the scale is shrunk by $(G-1)/G$ [9.2-10]: by half at $G=2$, by a quarter
+# at $G=4$. **RLOO** (REINFORCE leave-one-out) uses the mean of the *other* rewards,
 #
 # $$b_{-i}=\frac1{G-1}\sum_{j\ne i}r_j,\qquad r_i-b_{-i}=\frac{G}{G-1}\,(r_i-\bar r),$$
 #
 # which is independent of $o_i$ and so unbiased. Dividing by the group std (GRPO) makes the
 # advantage a nonlinear function of all rewards; it is then neither of these exact scalings.
 #
-# Exact check by enumerating every group of $G$ draws from a 3-action policy:
+# **The condition behind both statements.** They hold for the estimator written above: the
+# *summed* log-probability of the whole response, $\nabla\log\pi(o_i)=\sum_t\nabla\log\pi(o_{i,t}\mid\cdot)$,
+# with the same weight for every response. A baseline $b$ that does not depend on $o_i$ then adds
+# $b\,\mathbb E[\nabla\log\pi(o_i)]=0$. Canonical GRPO weights each response by $1/|o_i|$ (mean
+# over its own tokens). With variable lengths the baseline adds
+# $b\,\mathbb E\big[\nabla\log\pi(o_i)/|o_i|\big]=b\,\nabla\,\mathbb E\big[1/|o_i|\big]$, which is not zero:
+# a response-independent baseline is no longer gradient-neutral, and a positive one pushes towards
+# longer responses whatever their reward [9.2-15]. This is the length weighting that lesson 9.3.2
+# takes apart. Exact checks below: first by enumerating every group of $G$ draws from a 3-action
+# policy (summed log-probs, the setting of the derivation), then the $1/|o_i|$ case.
 
 # %%
 th = torch.tensor([0.2, -0.4, 0.7], dtype=torch.float64, requires_grad=True)
@@ -530,14 +590,52 @@ for G in [2, 3, 4]:
 
 # %% [markdown]
 # (The MSE column is the expected squared distance to the true gradient, bias included: both
-# baselines beat plain REINFORCE here, and the shrunk mean-baseline estimator trades a little bias
-# for less spread. That is a property of this toy, not a general ranking.)
+# baselines beat plain REINFORCE here, and the mean-baseline estimator trades bias for less spread.
+# The bias is not small: its expectation is $(G-1)/G$ of the true gradient, half of it at $G=2$.
+# That ranking is a property of this toy, not a general one [9.2-11].)
+#
+# Now three complete responses of lengths 2, 5 and 9 tokens (a softmax over whole responses is
+# enough: only $\log\pi(o)$ and $|o|$ enter). For a constant baseline $b$ the expected extra term is
+# $b\sum_o\pi(o)\,w(o)\,\nabla\log\pi(o)$, with $w(o)=1$ for summed log-probs and $w(o)=1/|o|$ for
+# the per-response token mean:
+
+# %%
+th_len = torch.tensor([0.3, -0.1, 0.5], dtype=torch.float64, requires_grad=True)
+len3 = np.array([2.0, 5.0, 9.0])  # response lengths |o|
+(torch.softmax(th_len, 0) @ torch.tensor(1 / len3)).backward()  # autograd of E[1/|o|]
+grad_inv_len = th_len.grad.numpy()
+p_len = torch.softmax(th_len, 0).detach().numpy()
+score3 = np.eye(3) - p_len  # row o = grad log pi(o) w.r.t. the logits
+for name, w in [("summed log-prob, w = 1", np.ones(3)), ("token mean, w = 1/|o|", 1 / len3)]:
+    shift = (p_len * w) @ score3  # E[w(o) grad log pi(o)]: the baseline's term per unit of b
+    print(f"{name:>24}: |E[w grad log pi]| = {np.linalg.norm(shift):.3g}")
+assert np.allclose(p_len @ score3, 0, atol=1e-15)  # gradient-neutral
+assert np.allclose((p_len / len3) @ score3, grad_inv_len)  # = grad E[1/|o|], not zero
+print("-grad E[1/|o|] per response (length 2, 5, 9):", -grad_inv_len, "-> favours the long one")
+# RLOO with the 1/|o| weight, enumerated over all groups of G = 3: no longer unbiased for the
+# quantity its no-baseline version estimates, grad E[r/|o|]; the gap is -E[b] grad E[1/|o|]
+r_len = np.array([1.0, 0.0, 1.0])
+target = (p_len * r_len / len3) @ score3  # = grad E[r(o)/|o|]
+e_rloo = np.zeros(3)
+for group in itertools.product(range(3), repeat=3):
+    idx = list(group)
+    r, sc = r_len[idx], score3[idx]
+    b_loo = (r.sum() - r) / 2
+    e_rloo += np.prod(p_len[idx]) * ((r - b_loo) / len3[idx]) @ sc / 3
+print("E[RLOO with 1/|o|] - grad E[r/|o|] =", e_rloo - target)
+assert np.allclose(e_rloo - target, -(p_len @ r_len) * grad_inv_len)
+assert np.linalg.norm(e_rloo - target) > 1e-3
+
+# %% [markdown]
+# With $w=1$ the baseline's term vanishes to rounding; with $w=1/|o|$ it is the gradient of
+# $\mathbb E[1/|o|]$, and RLOO's leave-one-out mean inherits exactly that bias. Summary table
+# (PPO's column [9.2-12]):
 #
 # | | REINFORCE | RLOO | canonical GRPO | PPO (as in RLHF) |
 # |---|---|---|---|---|
 # | baseline | none, or a constant | mean of the other $G-1$ rewards | group mean (includes $r_i$), then divide by group std | learned value model $V$ per state |
 # | advantage unit | whole response | whole response | whole response, copied to every token | per token (GAE from TD residuals) |
-# | ratio and clip | none (on-policy) | usually none | token ratio, clip $\epsilon$ | token ratio, clip $\epsilon$ |
+# | ratio and clip | none (on-policy) | none in the original method (on-policy); TRL 1.16's `RLOOTrainer` clips a sequence-level ratio (summed log-probs), inactive at its default `num_iterations=1` [9.2-16] | token ratio, clip $\epsilon$ | token ratio, clip $\epsilon$ |
 # | extra network | none | none | none (a reference only if $\beta>0$) | critic (+ reference) |
 #
 # GRPO replaces the critic with comparisons among responses to the same prompt: less memory, more
@@ -603,8 +701,8 @@ _box = selfcheck.choice(
     2,
     "Clipping flattens the objective beyond 1+eps for A > 0 and below 1-eps for A < 0, which "
     "zeroes that token's gradient. Ratios can still leave the interval (shared parameters, large "
-    "steps), the first step's KL is set by the learning rate alone (9.2.4), and at the first "
-    "update all ratios are exactly 1.",
+    "steps), the first step's KL is set by the learning rate times the gradient with eps playing "
+    "no role (9.2.4), and at the first update all ratios are exactly 1.",
 )
 
 # %% [markdown]
@@ -623,8 +721,9 @@ _box = selfcheck.choice(
 # **Model answer.** (a) The statement is false: the group mean $\bar r$ is a baseline, subtracted
 # from each reward before it scales $\nabla\log\pi$ (and the result is divided by the group std).
 # What GRPO removes is the *learned* critic, a value network that predicts the expected return per
-# state/token; the baseline is estimated from the other samples for the same prompt instead. The
-# price is more rollouts per prompt and no token-level credit assignment.
+# state/token; the baseline is estimated from the group of samples for the same prompt instead
+# (the mean includes the scored response's own reward). The price is more rollouts per prompt and
+# no token-level credit assignment.
 # (b) (i) On-policy: $\pi_\theta=\pi_{\theta_{\text{old}}}$ at the evaluation point, all ratios are 1,
 # clipping is inactive, the gradient equals the group-baseline REINFORCE gradient.
 # (ii) Near-on-policy with bounded reuse: after the first iteration the current policy differs from

@@ -77,7 +77,7 @@ print(
 # (0.05) is only 500 times $\varepsilon$, so it loses 0.2%. Only when the spread approaches $\varepsilon$
 # does $\varepsilon$ start to damp it.
 #
-# **Numerical check (scale invariance).** For any $c>0$, $\dfrac{cr_i - c\bar r}{c\,s_r} = \dfrac{r_i-\bar r}{s_r}$.
+# **Numerical check (scale invariance).** For any $c>0$, $\dfrac{cr_i - c\bar r}{c\,s_r} = \dfrac{r_i-\bar r}{s_r}$ [9.3-1].
 # We check it for random groups and scales:
 
 # %%
@@ -91,7 +91,7 @@ print("std-scaled advantages are invariant to the reward scale c (eps = 0): chec
 # %% [markdown]
 # *Understanding R1-Zero-Like Training: A Critical Perspective* (Liu et al., 2025) names this a
 # **question-level difficulty bias** and proposes **Dr. GRPO**, which keeps the group-mean baseline and
-# drops the division:
+# drops the division [9.3-2]:
 # $$\widehat A_i^{\text{Dr}} = r_i - \bar r .$$
 # In TRL this is `scale_rewards="none"` (the advantage is then `rewards - group mean`).
 #
@@ -124,6 +124,21 @@ plt.show()
 # proportion to the gap. Which one you want depends on whether a small reward difference *should*
 # move the policy less. That is a modelling decision, not a bug fix.
 #
+# **Convention for an all-equal group.** $r_i-\bar r$ is zero in exact arithmetic, but the float mean
+# of ten copies of 0.3 is not exactly 0.3 (lesson 9.2), so the subtraction leaves residues of order
+# $10^{-17}$: **zeros up to rounding**. Here that is harmless, because nothing divides by the spread
+# afterwards (with the std division of 9.2 the same residue became an advantage of 1.0, which is why
+# 9.2 tests equality explicitly). TRL's `scale_rewards="none"` behaves the same way. Check:
+
+# %%
+ten = np.full(10, 0.3)
+resid = ten - ten.mean()
+print("ten rewards of 0.3, r - mean:", resid[:3].tolist(), "...")
+assert 0 < np.abs(resid).max() < 1e-15  # not exact zeros, but rounding-sized
+print("divided by the float std of the rewards (9.2's trap):", (resid / ten.std())[:3].tolist())
+
+# %% [markdown]
+#
 # ### Graded: Dr. GRPO advantages
 # Implement the unscaled group-relative advantage. It must work for one group `(G,)` and for a batch
 # of groups `(B, G)` (one group per row).
@@ -139,7 +154,8 @@ def dr_grpo_advantages(rewards: np.ndarray) -> np.ndarray:
 
     Returns:
         np.ndarray of dtype float64 and the same shape: r - mean(r) along the last axis (the mean of
-        each group, i.e. each row). A group whose rewards are all equal gets all zeros. Matches TRL's
+        each group, i.e. each row). A group whose rewards are all equal gets zeros up to float
+        rounding (|A| ~ 1e-17, e.g. for ten 0.3s; exact zeros when the mean is exact). Matches TRL's
         scale_rewards="none" except that TRL also ignores NaN rewards (nanmean); here rewards are
         assumed finite.
     """
@@ -162,7 +178,7 @@ _out = np.array(dr_grpo_advantages(np.array([[1.0, 0.0], [3.0, 3.0]])), dtype=np
 np.testing.assert_allclose(_out, [[0.5, -0.5], [0.0, 0.0]], atol=1e-12,
                            err_msg="(B, G) input: subtract each ROW's mean (axis=-1), not the mean of the whole batch")  # fmt: skip
 ### BEGIN HIDDEN TESTS
-# the seed's tenfold example: Dr. GRPO keeps the factor of ten
+# the lesson's tenfold example: Dr. GRPO keeps the factor of ten
 _b = np.array([[0.0, 1.0, 1.0, 1.0], [0.0, 0.1, 0.1, 0.1]])
 _out = dr_grpo_advantages(_b)
 assert type(_out) is np.ndarray
@@ -176,7 +192,7 @@ assert type(_out) is np.ndarray and _out.dtype == np.float64, (
     "return float64 even for integer rewards"
 )
 np.testing.assert_allclose(np.array(_out, dtype=np.float64), [2 / 3, -1 / 3, -1 / 3], atol=1e-12)
-# degenerate groups give exact zeros (no NaN)
+# degenerate groups whose float mean is exact give exact zeros (no NaN)
 _out = np.array(
     dr_grpo_advantages(np.array([[0.5, 0.5, 0.5], [-1.0, -1.0, -1.0]])), dtype=np.float64
 )
@@ -198,7 +214,7 @@ np.testing.assert_allclose(_out, [[1.0, -1.0, 0.0], [6.0, -6.0, 0.0]], atol=1e-1
 # a weighted sum $J = \sum_{i,t} w_{i,t}\,\ell_{i,t}$ over active tokens, and the weight $w_{i,t}$ is
 # exactly the gradient $\partial J/\partial \ell_{i,t}$:
 #
-# | name here | who uses it | $J$ | per-token weight $w_{i,t}$ | one response's total weight |
+# | name here | who uses it | $J$ | per-token weight $w_{i,t}$ [9.3-3] | one response's total weight |
 # |---|---|---|---|---|
 # | `"response"` | original GRPO (DeepSeekMath); TRL `loss_type="grpo"` | $\frac1G\sum_i \frac1{\lvert o_i\rvert}\sum_t \ell_{i,t}$ | $\dfrac{1}{G\,\lvert o_i\rvert}$ | $\dfrac1G$ |
 # | `"constant"` | Dr. GRPO; TRL `"dr_grpo"` | $\frac1{GL}\sum_i\sum_t \ell_{i,t}$ | $\dfrac{1}{GL}$ | $\dfrac{\lvert o_i\rvert}{GL}$ |
@@ -211,8 +227,8 @@ np.testing.assert_allclose(_out, [[1.0, -1.0, 0.0], [6.0, -6.0, 0.0]], atol=1e-1
 # what was sampled, $\sum_j|o_j|$ does (it changes from batch to batch, and with how a batch is split
 # over devices and accumulation steps).
 #
-# (Seed 003's simplified loop **sums** the token log-probabilities of a completion, weight 1 per
-# token: a fourth choice, with no normaliser at all.)
+# (The course's simplified trainer, `helpers/trainer.py` in lesson 9.5, **sums** the token
+# log-probabilities of a completion, weight 1 per token: a fourth choice, with no normaliser at all.)
 #
 # Neither alternative claims that longer answers are better. The reduction only decides how the
 # gradient budget is split among tokens.
@@ -414,11 +430,11 @@ except NotImplementedError:
 # ## 9.3.3 DAPO: four changes that can be switched independently
 #
 # *DAPO: An Open-Source LLM Reinforcement Learning System at Scale* (Yu et al., 2025) bundles four
-# techniques. Each is a separate switch; a run can use any subset.
+# techniques [9.3-4]. Each is a separate switch; a run can use any subset.
 #
 # 1. **Clip-Higher**: separate bounds, $\rho \in [1-\epsilon_{\text{low}},\ 1+\epsilon_{\text{high}}]$
 #    with $\epsilon_{\text{high}} > \epsilon_{\text{low}}$ (TRL's docstring cites DAPO's
-#    $\epsilon_{\text{high}}=0.28$ with $\epsilon_{\text{low}}=0.2$). The authors' argument: a tight
+#    $\epsilon_{\text{high}}=0.28$ with $\epsilon_{\text{low}}=0.2$ [9.3-5]). The authors' argument: a tight
 #    upper clip stops a rare but useful token from growing. It is an empirical stabilisation choice,
 #    not a diversity guarantee.
 # 2. **Dynamic sampling**: drop groups whose rewards are all equal and keep sampling until the batch
@@ -626,7 +642,7 @@ except NotImplementedError:
 # %% [markdown]
 # ### Dynamic sampling: cost and a changed distribution
 # With binary rewards and success probability $p$ for a prompt, a group of $G$ is informative with
-# probability $P(p) = 1 - p^G - (1-p)^G$. Filtering has two consequences:
+# probability $P(p) = 1 - p^G - (1-p)^G$. Filtering has two consequences [9.3-6]:
 # - **cost**: to keep one group you sample on average $1/P(p)$ groups, i.e. $G/P(p)$ responses.
 # - **distribution**: a prompt survives in proportion to $P(p)$, so the batch the loss sees is
 #   tilted towards medium-difficulty prompts; the very easy and very hard ones nearly vanish from
@@ -634,8 +650,70 @@ except NotImplementedError:
 #
 # Because the filtered batch is no longer the data distribution, the rejected groups are data too:
 # keep a record (prompt, reason) so that the rate of all-correct and all-wrong groups can be plotted
-# and the original stream rebuilt. (Seed 003 gives the same advice for skipped degenerate groups: count
-# them, because on a too-easy task the count creeps towards 100%.)
+# and the original stream rebuilt. (Lesson 9.5's trainer gives the same advice for the degenerate
+# groups it skips: count them, because on a too-easy task the count creeps towards 100%.)
+#
+# **Why filter at all, when a degenerate group's advantages are already zero?** Zero advantages
+# give zero policy-gradient terms, but the group is still in the batch, and it counts in every
+# denominator: the $G$ rows of `"response"`, the $G\cdot L$ of `"constant"`, the token count of
+# `"token"`. With a fraction $f$ of informative groups (equal group sizes), the policy gradient of the
+# `"response"` and `"constant"` reductions is exactly $f$ times the gradient over the informative
+# groups alone: the update shrinks as the task gets too easy or too hard. And with $\beta>0$ the
+# degenerate groups still carry the KL term's gradient, so the batch keeps its full pull towards
+# the reference while its pull towards reward shrinks by $f$ [9.3-13]. Three treatments exist:
+#
+# | treatment | what happens to a degenerate group | batch the loss sees |
+# |---|---|---|
+# | zeros (lesson 9.2) | stays, with advantage 0 | full size; policy gradient scaled by $f$; KL term unchanged |
+# | skip (lesson 9.5's trainer) | dropped from this step's loss | only the informative groups, so a smaller, noisier batch; no dilution |
+# | dynamic sampling (DAPO) | dropped, and more groups are sampled until the batch is full | full size, all informative; costs $1/P$ extra generation |
+#
+# **Numerical check (autograd).** Four groups of $G=3$, two of them degenerate; the gradient is taken
+# with respect to each token's log-probability at $\rho=1$:
+
+# %%
+B_f, G_f, T_f = 4, 3, 5
+N_f = B_f * G_f
+gen_f = torch.Generator().manual_seed(5)
+lens_f = torch.tensor([5, 3, 4, 2, 5, 5, 4, 4, 1, 3, 2, 5])  # (N,) response lengths
+mask_f = (torch.arange(T_f)[None, :] < lens_f[:, None]).double()  # (N, T)
+rew_f = torch.tensor([[1.0, 0, 1], [0, 0, 0], [0, 1, 0], [1, 1, 1]])  # groups 1 and 3 degenerate
+adv_f = (rew_f - rew_f.mean(1, keepdim=True)).reshape(-1)  # (N,) Dr. GRPO advantages
+informative_rows = torch.repeat_interleave(rew_f.max(1).values > rew_f.min(1).values, G_f)  # (N,)
+f_info = informative_rows.double().mean().item()
+ref_lp = -1.0 + 0.3 * torch.randn(N_f, T_f, generator=gen_f, dtype=torch.float64)
+logp0 = -1.0 + 0.3 * torch.randn(N_f, T_f, generator=gen_f, dtype=torch.float64)
+
+
+def response_mean_loss(logp, rows, beta):
+    """-(clipped term at rho = 1) + beta * k3, token mean per response, mean over the chosen rows."""
+    ratio = torch.exp(logp - logp.detach())  # 1, with gradient
+    d = ref_lp - logp
+    per_token = -ratio * adv_f[:, None] + beta * (torch.exp(d) - d - 1)
+    return ((per_token * mask_f).sum(1) / mask_f.sum(1))[rows].mean()
+
+
+grads = {}
+for name, rows in [("zeros", torch.ones(N_f, dtype=torch.bool)), ("skip", informative_rows)]:
+    for beta in (0.0, 0.1):
+        lp = logp0.clone().requires_grad_(True)
+        response_mean_loss(lp, rows, beta).backward()
+        grads[name, beta] = lp.grad
+print(f"informative fraction f = {f_info}")
+print(
+    "beta = 0: |grad| zeros / |grad| skip =",
+    (grads["zeros", 0.0].norm() / grads["skip", 0.0].norm()).item(),
+)
+assert torch.allclose(grads["zeros", 0.0], f_info * grads["skip", 0.0])  # diluted by exactly f
+kl_on_degenerate = grads["zeros", 0.1][~informative_rows].norm().item()
+print(
+    f"beta = 0.1: gradient norm on the degenerate groups' tokens = {kl_on_degenerate:.4f} (KL only)"
+)
+assert kl_on_degenerate > 0 and grads["zeros", 0.0][~informative_rows].abs().max() == 0
+
+# %% [markdown]
+# The cost and the tilt of the filter, simulated for a data set of prompts with spread-out
+# difficulties:
 
 # %%
 G_ds = 8
@@ -739,8 +817,8 @@ _R = np.array([[-1.0, -1.0, -1.0], [1.0, -1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0,
 _kept, _rej = dynamic_sampling_filter(_R, prompt_ids=["q7", "q3", "q9", "q1"])
 assert [int(i) for i in _kept] == [1, 3]
 assert [int(d["index"]) for d in _rej] == [0, 2]
-assert all(type(d["prompt_id"]) is str for d in _rej)
-assert [d["prompt_id"] for d in _rej] == ["q7", "q9"]
+assert all(isinstance(d["prompt_id"], str) for d in _rej)  # str or a subclass such as np.str_
+assert [str(d["prompt_id"]) for d in _rej] == ["q7", "q9"]  # str(): an exact str, no lying __eq__
 assert [str(d["reason"]) for d in _rej] == ["all_equal", "all_correct"]
 # the stream can be rebuilt: every index exactly once
 _R = np.random.default_rng(3).integers(0, 2, size=(40, 3)).astype(float)
@@ -784,7 +862,7 @@ except NotImplementedError:
 # ## 9.3.4 GSPO: one length-normalised ratio per response
 #
 # *Group Sequence Policy Optimization* (Zheng et al., 2025) moves the importance correction from
-# tokens to whole responses, with a **length-normalised** sequence ratio
+# tokens to whole responses [9.3-7], with a **length-normalised** sequence ratio
 # $$s_i(\theta) = \left(\frac{\pi_\theta(o_i\mid q)}{\pi_{\theta_{\text{old}}}(o_i\mid q)}\right)^{1/|o_i|}
 # = \exp\Big(\frac1{|o_i|}\sum_t \log\rho_{i,t}\Big),$$
 # the **geometric mean** of the token ratios, not their product. The clipped objective is per response:
@@ -825,9 +903,9 @@ print("ds_i/dlogpi_t = s_i/|o_i| on active tokens, 0 elsewhere: checked; s =", s
 # **The clip range is on a different scale.** In a toy model where the per-token log-ratios are
 # independent with spread $\sigma$, a token ratio deviates from 1 by about $\sigma$, while the geometric
 # mean of $n$ of them deviates by about $\sigma/\sqrt n$. (Real log-ratios within a response are
-# correlated, so the shrinkage is smaller, but the direction holds.) An $\epsilon$ tuned for tokens is
+# correlated, so the shrinkage is smaller, but the direction holds [9.3-9].) An $\epsilon$ tuned for tokens is
 # therefore far too loose for $s_i$. The GSPO paper's values, as quoted in TRL's paper index, are
-# $\epsilon_{\text{low}} = 3\times10^{-4}$ and $\epsilon_{\text{high}} = 4\times10^{-4}$, and TRL's recipe
+# $\epsilon_{\text{low}} = 3\times10^{-4}$ and $\epsilon_{\text{high}} = 4\times10^{-4}$ [9.3-8], and TRL's recipe
 # for the paper's setting also sets `loss_type="grpo"` (per-response reduction). **TRL does not change
 # its epsilon defaults when you switch to `importance_sampling_level="sequence"`**: you get 0.2 unless
 # you set it (see the defaults table in 9.3.5).
@@ -995,13 +1073,13 @@ assert math.isclose(_v, 1.0, rel_tol=1e-12)
 # 10. truncation masks and stop reasons; any dynamic sampling or overlong shaping.
 #
 # ### Library defaults are a dated snapshot
-# The lecture's snapshot (2026-08-05) read TRL 1.9.2's documentation: `loss_type="dapo"`,
-# `scale_rewards="group"`, `importance_sampling_level="token"`, `beta=0.0`,
-# `mask_truncated_completions=False`. The course environment pins a different release; instead of
-# trusting either list, the next cell reads the installed `GRPOConfig` itself.
+# When this course was first written (2026-08-05) it read TRL 1.9.2's documentation:
+# `loss_type="dapo"`, `scale_rewards="group"`, `importance_sampling_level="token"`, `beta=0.0`,
+# `mask_truncated_completions=False` [9.3-10]. The course environment pins a different release;
+# instead of trusting either list, the next cell reads the installed `GRPOConfig` itself.
 
 # %%
-SEED_SNAPSHOT = {"version": "1.9.2", "date": "2026-08-05", "loss_type": "dapo", "scale_rewards": "group",
+DOCS_2026_08 = {"version": "1.9.2", "date": "2026-08-05", "loss_type": "dapo", "scale_rewards": "group",
                  "importance_sampling_level": "token", "beta": 0.0, "mask_truncated_completions": False}  # fmt: skip
 FIELDS = ["loss_type", "scale_rewards", "importance_sampling_level", "beta", "epsilon", "epsilon_high",
           "mask_truncated_completions", "num_iterations"]  # fmt: skip
@@ -1015,21 +1093,21 @@ else:
     print(
         f"GRPOConfig defaults read from the installed trl {trl.__version__} on {date.today().isoformat()}"
     )
-    print(f"{'field':28s} {'trl ' + trl.__version__:>14s} {'seed: trl 1.9.2':>16s}")
+    print(f"{'field':28s} {'trl ' + trl.__version__:>14s} {'docs: trl 1.9.2':>16s}")
     for name in FIELDS:
         now = GRPOConfig.__dataclass_fields__[name].default
-        then = SEED_SNAPSHOT.get(name, "(not listed)")
-        flag = "" if name not in SEED_SNAPSHOT or now == then else "   <-- changed"
+        then = DOCS_2026_08.get(name, "(not listed)")
+        flag = "" if name not in DOCS_2026_08 or now == then else "   <-- changed"
         print(f"{name:28s} {now!r:>14} {then!r:>16}{flag}")
 
 # %% [markdown]
-# Read on 2026-11-29 from TRL 1.16.0, the five defaults that the lecture's 1.9.2 snapshot lists are
-# unchanged (`"dapo"`, `"group"`, `"token"`, `0.0`, `False`). The others: `epsilon=0.2`,
+# Read on 2026-11-29 from TRL 1.16.0, the five defaults of the 1.9.2 list above are
+# unchanged [9.3-11] (`"dapo"`, `"group"`, `"token"`, `0.0`, `False`). The others: `epsilon=0.2`,
 # `epsilon_high=None` (which TRL turns into `epsilon`, i.e. symmetric clipping; DAPO's Clip-Higher is
 # off unless you set it) and `num_iterations=1` (one update per rollout batch, so the ratio is 1 at
 # the evaluation point unless the generation batch is split over several steps). "Unchanged here"
 # is an observation about two releases, not a promise about the next: store the arguments a run
-# actually used. Two details of 1.16 that the names hide: `"group"` scaling uses the $n-1$ std plus
+# actually used. Two details of 1.16 that the names hide [9.3-12]: `"group"` scaling uses the $n-1$ std plus
 # $10^{-4}$, and `importance_sampling_level="sequence"` combined with `loss_type="dapo"` sums
 # per-token copies of the sequence term, weighting responses by length (TRL logs a warning and
 # recommends `loss_type="grpo"` for the GSPO paper's setup).
@@ -1143,7 +1221,9 @@ selfcheck.numeric(
 # prompts are over-represented, very easy and very hard prompts nearly vanish, and as the policy
 # improves the set of surviving prompts drifts. With a token-level reduction the normaliser (active
 # tokens in the batch) and the Adam statistics also change, because the batch composition changes even
-# though each kept group's gradient is the same. Generation cost rises by a factor $1/P$. Log the
+# though each kept group's gradient is the same. (The premise is also only half true: an all-equal
+# group kept in the batch has zero policy gradient but still counts in the denominators, and with
+# $\beta>0$ it carries the KL gradient.) Generation cost rises by a factor $1/P$. Log the
 # rejection rate split by reason (all-correct vs all-wrong), the number of groups sampled per batch,
 # and the distribution of per-prompt success rates among kept vs all sampled prompts.
 #

@@ -36,10 +36,11 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
 
 import helpers
 from helpers import selfcheck
-from helpers.diagnostics import Dashboard, Rollout, diversity, summarize, warnings
+from helpers.diagnostics import Dashboard, Rollout, diversity, peak_memory_mb, summarize, warnings
 from helpers.gru_lab import SMOKE_HISTORY, failure_pattern
 from helpers.plots import plot_dashboard, plot_history
 
@@ -102,21 +103,21 @@ for name, logits in variants.items():
     print(f"{name:>24}: H = {H:.4f} nats   p = {p}")
 
 # %% [markdown]
-# The same prefix has an entropy anywhere between 0.49 and 1.28 nats depending on which of these
+# The same prefix has an entropy anywhere between 0.49 and 1.28 nats [9.4-1] depending on which of these
 # you call "the policy". Two rules follow.
 #
 # - **Log the behaviour distribution's entropy** when the question is "how much does the sampler
 #   still explore?", and say which transforms it includes. The CPU lab (lesson 9.5) logs the entropy of
 #   $\mathrm{softmax}(z/\tau)$ with the grammar's $-\infty$ applied, which is its behaviour
 #   distribution.
-# - **Know what your library logs.** TRL 1.16's `GRPOTrainer` logs `entropy` from the logits divided by
+# - **Know what your library logs.** TRL 1.16's `GRPOTrainer` logs `entropy` [9.4-2] from the logits divided by
 #   the temperature, over the full vocabulary: `top_p`, `top_k` and `min_p` shape the sampler but not
 #   the logged number (read in the installed source, `add_fused_lm_head(..., temperature=...)`).
 #   With `top_p=0.9` the sampler never draws from the cut tail, so the distribution that generated the
 #   data is narrower than the one whose entropy was logged (its entropy is typically lower).
 #
 # **Numerical check: what the mean of $H_t$ estimates.** $H_t$ is the expected surprisal
-# $\mathbb E_{v\sim\pi}[-\log\pi(v)]$. Some trainers (the seed-003 trainer among them) log the mean
+# $\mathbb E_{v\sim\pi}[-\log\pi(v)]$. Some trainers (the course's own `helpers/trainer.py`, lesson 9.5, among them) log the mean
 # surprisal of the *sampled* tokens instead; it estimates the same quantity with more noise. Sampling
 # 200 000 tokens from the last distribution above:
 
@@ -335,8 +336,8 @@ print("correct answers:", sum(t.endswith(";31") for t in group), "of", len(group
 # Reasoning Language Models* (Cui et al., 2025) reports, for the runs it studied, a sharp early drop
 # of policy entropy together with saturating validation performance, and relates entropy change to
 # the covariance between a token's log-probability and its advantage (a confident token with positive
-# advantage lowers entropy). Seed 000 also mentions a 2026 preprint proposing an on-policy
-# entropy-flow mechanism against collapse. Treat both as sources of hypotheses to check on your own
+# advantage lowers entropy) [9.4-5]. A 2026 preprint proposes an on-policy entropy-flow mechanism
+# against collapse [9.4-6]. Treat both as sources of hypotheses to check on your own
 # dashboard: neither gives a threshold that transfers across models, rewards and lengths, and the
 # 2026 result is recent and unreplicated as far as this course knows.
 #
@@ -345,7 +346,7 @@ print("correct answers:", sum(t.endswith(";31") for t in group), "of", len(group
 # For one prompt with success probability $p$, $\text{pass@}k = 1-(1-p)^k$. We do not know $p$; we
 # draw $n \ge k$ samples and count $c$ correct. Plugging $\hat p = c/n$ into $1-(1-\hat p)^k$ is
 # **biased** (it is a concave function of $\hat p$, so it underestimates on average). The estimator of
-# Chen et al. (2021) asks instead: if we pick $k$ of the $n$ samples at random without replacement,
+# Chen et al. (2021) [9.4-7] asks instead: if we pick $k$ of the $n$ samples at random without replacement,
 # how likely is at least one correct?
 # $$\widehat{\text{pass@}k} = 1 - \frac{\binom{n-c}{k}}{\binom{n}{k}}
 #   = 1 - \prod_{i=0}^{k-1}\frac{n-c-i}{n-i}, \qquad (=1 \text{ when } n-c<k).$$
@@ -480,7 +481,7 @@ for _args in [(3, 1, 4), (5, 6, 1), (5, -1, 1), (5, 1, 0)]:
 # %% [markdown]
 # ## 9.4.2 Loss of diversity: warning signs and interventions
 #
-# Signs that a run is trading diversity for mean reward (any one is a reason to read samples, not a
+# Signs that a run is trading diversity for mean reward [9.4-8] (any one is a reason to read samples, not a
 # verdict):
 # 1. entropy keeps falling and does not level off;
 # 2. responses inside a group become near duplicates;
@@ -603,7 +604,7 @@ assert math.isclose(informative_group_rate(_r, _g), float(_ref))
 # probability already rose by more than $\epsilon_{\text{high}}$) is sign 5 above; a large **low**
 # fraction says negative tokens are being pushed down hard.
 #
-# **TRL 1.16's definitions** (read in `trainer/grpo_trainer.py`, `_compute_loss`):
+# **TRL 1.16's definitions** [9.4-3] (read in `trainer/grpo_trainer.py`, `_compute_loss`):
 # `is_low_clipped = (coef_1 < 1 - epsilon_low) & (advantages < 0)`,
 # `is_high_clipped = (coef_1 > 1 + epsilon_high) & (advantages > 0)`,
 # `is_region_clipped = low | high`, each averaged over active tokens (summed over processes, divided by
@@ -824,65 +825,73 @@ plt.show()
 # | contract | what a truncated response gets | risk |
 # |---|---|---|
 # | treat as wrong | reward 0 like a wrong answer | conflates budget with error; penalises long correct work |
-# | mask | excluded from the loss (TRL: `mask_truncated_completions=True`) | a hard prompt teaches "do not stop" |
-# | soft penalty | a length-dependent negative reward near the limit (DAPO's overlong shaping, lesson 9.3) | pushes towards short answers, even wrong ones |
+# | mask | excluded from the loss (TRL: `mask_truncated_completions=True` [9.4-4]; see below for what TRL keeps) | a hard prompt teaches "do not stop" |
+# | soft penalty | a length-dependent negative reward near the limit (DAPO's overlong shaping, lesson 9.3 [9.4-10]) | pushes towards short answers, even wrong ones |
 # | separate label | its own category on the dashboard, plus one of the above for the loss | none by itself: it is a reporting rule |
 # | larger budget | fewer truncations | more generation cost; the problem moves, it does not vanish |
 #
 # **The masking risk in numbers.** A one-prompt bandit with three outcomes: a correct answer
 # (reward 1), a wrong answer (reward 0), and rambling until the limit (truncated). The prompt is hard
 # (the policy starts with 1% correct). We follow the exact expected policy gradient with a
-# group-mean baseline (the large-$G$ limit) under three contracts:
-# $$\nabla_\theta J = \sum_{a\,\in\,\text{scored}} \pi_a\,(r_a - b)\,\nabla_\theta\log\pi_a,\qquad
-#   b = \frac{\sum_{a\in\text{scored}}\pi_a r_a}{\sum_{a\in\text{scored}}\pi_a},$$
-# where "scored" is all three outcomes, or only the two that stopped when truncation is masked.
+# group-mean baseline (the large-$G$ limit, no std division) under four contracts:
+# $$\nabla_\theta J = \sum_{a\,\in\,\text{loss}} \pi_a\,(r_a - b)\,\nabla_\theta\log\pi_a,\qquad
+#   b = \frac{\sum_{a\in\text{baseline}}\pi_a r_a}{\sum_{a\in\text{baseline}}\pi_a}.$$
+# Two sets appear because "masking" means two different things:
+# - the bandit's **mask** drops the truncated outcome from both sets: it has no reward at all, and
+#   the baseline is the mean reward of the outcomes that stopped;
+# - TRL's `mask_truncated_completions=True` zeroes only the **loss** mask of a truncated completion.
+#   Its reward (whatever the reward function returns for the cut text, 0 for an unparsable answer)
+#   is computed first and stays in the group mean and std that set everyone else's advantages
+#   [9.4-15]. In the bandit: truncated is in the baseline with reward 0 and out of the loss.
 
 # %%
 OUTCOMES = ["correct", "wrong", "truncated"]
+# name -> (reward of each outcome, in the loss?, in the baseline?)
 CONTRACTS = {
-    "treat as wrong": (1.0, 0.0, 0.0),
-    "mask": (1.0, 0.0, None),
-    "soft penalty -0.5": (1.0, 0.0, -0.5),
+    "treat as wrong": ((1.0, 0.0, 0.0), (1, 1, 1), (1, 1, 1)),
+    "mask (bandit)": ((1.0, 0.0, 0.0), (1, 1, 0), (1, 1, 0)),
+    "mask loss only (TRL)": ((1.0, 0.0, 0.0), (1, 1, 0), (1, 1, 1)),
+    "soft penalty -0.5": ((1.0, 0.0, -0.5), (1, 1, 1), (1, 1, 1)),
 }
 
 
-def contract_grad(theta, rewards):
-    """Exact d J / d theta of the softmax bandit; rewards[a] = None: outcome a is masked (demo)."""
+def softmax(theta):
     p = np.exp(theta - theta.max())
-    p /= p.sum()
-    w = np.array([r is not None for r in rewards], dtype=float)
-    r = np.array([0.0 if x is None else x for x in rewards])
-    b = (w * p * r).sum() / (w * p).sum()  # baseline: mean reward of the scored outcomes
-    coef = w * p * (r - b)  # d J / d log pi_a
-    return coef - p * coef.sum(), p  # chain rule through the softmax
+    return p / p.sum()
 
 
-def contract_objective(theta, rewards, b):
-    p = np.exp(theta - theta.max())
-    p /= p.sum()
-    return sum(pa * (ra - b) for pa, ra in zip(p, rewards, strict=True) if ra is not None)
+def contract_grad(theta, rewards, in_loss, in_base):
+    """Exact d J / d theta of the softmax bandit under one truncation contract (demo)."""
+    p, r = softmax(theta), np.asarray(rewards, dtype=float)
+    w_loss, w_base = np.asarray(in_loss, dtype=float), np.asarray(in_base, dtype=float)
+    b = (w_base * p * r).sum() / (w_base * p).sum()  # the baseline: mean reward over its set
+    coef = w_loss * p * (r - b)  # d J / d log pi_a
+    return coef - p * coef.sum(), p, b  # chain rule through the softmax
+
+
+def contract_objective(theta, rewards, in_loss, b):
+    return float(np.sum(np.asarray(in_loss) * softmax(theta) * (np.asarray(rewards) - b)))
 
 
 # numerical check: finite differences of J (baseline held fixed, as a stop-gradient) vs the formula
 theta0 = np.array([-3.0, 1.0, 0.0])
-for name, rw in CONTRACTS.items():
-    g, p0 = contract_grad(theta0, rw)
-    w = np.array([r is not None for r in rw], dtype=float)
-    b0 = sum(pa * (ra or 0.0) for pa, ra in zip(p0, rw, strict=True)) / (w * p0).sum()
-    fd = np.array([(contract_objective(theta0 + 1e-6 * e, rw, b0) - contract_objective(theta0 - 1e-6 * e, rw, b0))
-                   / 2e-6 for e in np.eye(3)])  # fmt: skip
+for name, (rw, in_loss, in_base) in CONTRACTS.items():
+    g, p0, b0 = contract_grad(theta0, rw, in_loss, in_base)
+    fd = np.array([(contract_objective(theta0 + 1e-6 * e, rw, in_loss, b0)
+                    - contract_objective(theta0 - 1e-6 * e, rw, in_loss, b0)) / 2e-6 for e in np.eye(3)])  # fmt: skip
     assert np.allclose(g, fd, atol=1e-7), (name, g, fd)
-print("gradient formula matches finite differences for all three contracts")
+    print(f"{name:>21}: baseline b = {b0:.4f}")
+print("gradient formula matches finite differences for all four contracts")
 
 traj = {}
-for name, rw in CONTRACTS.items():
+for name, (rw, in_loss, in_base) in CONTRACTS.items():
     theta, ps = theta0.copy(), []
     for _ in range(300):
-        g, p = contract_grad(theta, rw)
+        g, p, _ = contract_grad(theta, rw, in_loss, in_base)
         ps.append(p)
         theta = theta + 1.0 * g
     traj[name] = np.array(ps)
-    print(f"{name:>18}: start {np.round(ps[0], 3)}  peak truncated {traj[name][:, 2].max():.3f}  "
+    print(f"{name:>21}: start {np.round(ps[0], 3)}  peak truncated {traj[name][:, 2].max():.3f}  "
           f"end {np.round(ps[-1], 3)}")  # fmt: skip
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
@@ -896,12 +905,44 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Under masking, the wrong answers are pushed down and the truncated outcome receives no push at all,
-# so the freed probability flows to it first: rambling peaks above half and keeps a large share long
-# after the correct answer has been found. If the prompt were unsolvable (no correct outcome), masking
-# would drive $P(\text{truncated})\to 1$, treating it as wrong would give no signal, and the soft
-# penalty would teach the policy to stop and answer (wrongly). None of these is "the" right answer;
-# each is a contract with a failure mode, and the dashboard has to show which one is happening.
+# Under the bandit's mask, the wrong answers are pushed down and the truncated outcome receives no
+# push at all, so the freed probability flows to it first: rambling peaks above half and keeps a
+# large share long after the correct answer has been found [9.4-9]. TRL's loss-only mask shows the
+# same drift, weaker: the truncated outcome's 0 stays in the baseline, which is therefore smaller
+# (0.013 instead of 0.018 at the start), so the correct answer is pushed up a little harder and
+# the wrong one down a little less; rambling peaks at 0.45 instead of 0.58 and ends at 0.02
+# instead of 0.12. The two "masks" are different contracts with different numbers, and a run
+# record has to say which one it used.
+#
+# **An unsolvable prompt is a different case.** If no outcome is correct, every stopped answer is
+# wrong (reward 0). Under either mask, and under "treat as wrong", every reward that enters the
+# baseline is 0, so $b=0$, every $r_a-b$ is 0 and the gradient is **exactly zero**: $P(\text{truncated})$
+# stays where it started. Only the soft penalty moves the policy, towards stopping and answering
+# (wrongly). The masking risk is therefore a hard-but-solvable prompt, where success on some samples
+# makes the baseline positive. Check with the two outcomes "wrong" and "truncated":
+
+# %%
+theta_uns = np.array([1.0, 0.0])  # wrong, truncated: P(truncated) = 1 / (1 + e) = 0.269
+UNSOLVABLE = {
+    "treat as wrong": ((0.0, 0.0), (1, 1), (1, 1)),
+    "mask (bandit)": ((0.0, 0.0), (1, 0), (1, 0)),
+    "mask loss only (TRL)": ((0.0, 0.0), (1, 0), (1, 1)),
+    "soft penalty -0.5": ((0.0, -0.5), (1, 1), (1, 1)),
+}
+for name, (rw, in_loss, in_base) in UNSOLVABLE.items():
+    theta = theta_uns.copy()
+    for _ in range(300):
+        g, p, b = contract_grad(theta, rw, in_loss, in_base)
+        theta = theta + 1.0 * g
+    print(f"{name:>21}: P(truncated) {softmax(theta_uns)[1]:.3f} -> {softmax(theta)[1]:.3f}")
+    if name != "soft penalty -0.5":
+        g0, _, b0 = contract_grad(theta_uns, rw, in_loss, in_base)
+        assert b0 == 0.0 and np.all(g0 == 0.0)  # exactly zero, not just small
+        assert np.array_equal(theta, theta_uns)  # 300 steps later: not moved at all
+
+# %% [markdown]
+# None of these contracts is "the" right answer; each has a failure mode, and the dashboard has to
+# show which one is happening.
 #
 # A run record states the contract, for example:
 
@@ -1147,7 +1188,7 @@ print(
 # same $n$; (2) compare strategy clusters, not only final answers; (3) use fresh tasks and check for
 # contamination; (4) repeat over seeds; (5) keep RL's effect apart from later SFT or distillation.
 #
-# A synthetic illustration: 300 prompts with known success rates for a base model and two kinds of
+# A synthetic illustration [9.4-12]: 300 prompts with known success rates for a base model and two kinds of
 # trained model. Each model gets the same $n=256$ samples per prompt; pass@k comes from **your**
 # `pass_at_k` on the observed counts, next to the exact $1-(1-p)^k$.
 
@@ -1202,7 +1243,7 @@ plt.show()
 # reached by a lucky guess counts the same as one reached by a method, which is why step (2) of the
 # protocol inspects the trajectories.
 #
-# **What the 2025 study says.** *Does Reinforcement Learning Really Incentivize Reasoning Capacity in
+# **What the 2025 study says** [9.4-11]. *Does Reinforcement Learning Really Incentivize Reasoning Capacity in
 # LLMs Beyond the Base Model?* (Yue et al., 2025) compares base and RLVR-trained models across several
 # model families, RL algorithms and math, code and visual-reasoning benchmarks. The RL models win at
 # small $k$; the base models catch up and overtake at large $k$ (up to 256 and beyond); coverage and
@@ -1227,6 +1268,14 @@ plt.show()
 # | responses & quality | held-out pass@1 and several pass@k; mean, median and tail length; EOS, truncation and parse-failure rates; string and strategy diversity; control tasks outside the training domain |
 # | system | generated tokens per informative prompt; generation and optimisation time; peak memory; stale or reused rollout fraction |
 #
+# `helpers.diagnostics.GROUPS` holds the key names the course uses for these four groups. Three of
+# the axes depend on the trainer, not on the rollout, so you pass them to `Dashboard.record`:
+# `rollout_age` (optimizer steps between the policy that sampled the batch and the one being
+# updated), `reuse` (update passes over this batch) and `peak_mem_mb` (`diagnostics.peak_memory_mb()`
+# reads the process's peak). `gen_tokens_per_informative` is derived: all generated tokens divided
+# by the number of informative groups, computed from *your* informative-group rate; it is the price
+# of one group that carries signal, and it climbs as groups turn degenerate.
+#
 # **Stopping criteria are written before the run**, otherwise every curve can be explained after the
 # fact. Examples: held-out quality stops improving while the proxy reward keeps rising; pass@k at the
 # largest logged $k$ drops sharply; the checker-error or parse-failure rate grows.
@@ -1237,7 +1286,8 @@ plt.show()
 # runs it with your own functions): a small GRU policy answering two-digit additions in the format
 # `T,O;S<eos>`, a verifier with three components, groups of $G = 6$ sampled by a frozen old policy,
 # 4 clipped update epochs per batch, no KL term, a small pool of 24 training prompts and 48 held-out
-# ones. The profile is deliberately aggressive. This is a course-generated result, not a benchmark.
+# ones. The profile is deliberately aggressive. This is a course-generated result, not a benchmark
+# [9.4-13].
 #
 # The file holds **aggregates**, not raw responses: per RL step the batch means (`reward`,
 # `accuracy`, `entropy`, `clip_low`, `informative_rate`, ...), and per evaluation point (every 10
@@ -1282,10 +1332,57 @@ plot_dashboard({k: v for k, v in steps_hist.items() if k not in ("correct", "los
 # all-wrong. KL to the initial policy grows with nothing holding it (`kl_coef = 0`). Both clip
 # fractions are largest in the first steps, with ratio maxima near 10, and one spike (ratio above 20,
 # high-clip fraction 0.04) near step 31: four update epochs per batch at a high learning rate move the
-# policy hard. Format is perfect and truncation is zero throughout; the grammar makes those axes
-# flat, and flat is the correct reading. `old_logp_maxdiff = 0` confirms that the stored behaviour
-# log-probs match a rescoring by the frozen old policy.
+# policy hard. Format is perfect and truncation is zero throughout. That is not the grammar's doing:
+# the grammar admits leading zeros (which fail the format check) and answers of up to 10 tokens
+# against a budget of 9 (which are truncated). Both axes stay flat because the policy never
+# writes such answers: a habit it kept, which the dashboard would show the day it changed.
+# `old_logp_maxdiff = 0` confirms that the stored behaviour log-probs match a rescoring by the
+# frozen old policy [9.4-13].
 #
+# **Read the update statistics with their definitions.** Three details of how the lab measures them
+# change the reading [9.4-16]:
+# - `clip_low` and `clip_high` average the four update epochs, and epoch 0 runs at the old weights,
+#   where every ratio is exactly 1 and nothing can be clipped. The reused epochs alone clip
+#   $4/3$ as often as the logged numbers say.
+# - `ratio_max` is measured before each update, so the ratios after the fourth update (often the
+#   largest the batch reaches) are not in it. Newer records of the lab add `ratio_max_final` (after the
+#   last update) and `clip_low_reused` / `clip_high_reused` (epochs 1 to 3).
+# - A batch in which every group is degenerate has zero policy gradient, yet Adam would still move
+#   the weights: its momentum keeps the direction of earlier steps. The lab therefore skips such a
+#   batch (`skipped` = 1, update metrics NaN) when there is no KL term. This record never meets one
+#   (its informative rate never reaches 0).
+
+# %%
+n_ep = cfg["num_iterations"]
+cf_at_one = clip_fractions(np.ones((4, 5)), np.array([1.0, -1.0, 2.0, -0.5]), np.ones((4, 5)))
+assert cf_at_one["low"] == 0.0 and cf_at_one["high"] == 0.0  # epoch 0: ratio 1, never clipped
+for key in ("clip_low", "clip_high"):
+    logged = np.asarray(steps_hist[key])
+    reused = logged * n_ep / (n_ep - 1)  # epoch 0 contributes exactly 0 to the mean over n_ep
+    if f"{key}_reused" in steps_hist:  # newer records log it; the identity must then hold
+        np.testing.assert_allclose(np.asarray(steps_hist[f"{key}_reused"]), reused, atol=1e-12)
+    print(f"{key}: logged (all {n_ep} epochs) first/last ten steps {logged[:10].mean():.4f} / "
+          f"{logged[-10:].mean():.4f};  reused epochs only {reused[:10].mean():.4f} / {reused[-10:].mean():.4f}")  # fmt: skip
+if "ratio_max_final" in steps_hist:
+    print("ratio_max after the last update, median:", np.nanmedian(steps_hist["ratio_max_final"]))
+else:
+    print("this record predates ratio_max_final: the post-update ratios were not logged")
+print("smallest informative rate:", min(steps_hist["informative_rate"]), "| skipped steps:",
+      int(np.nansum(steps_hist.get("skipped", [0.0]))))  # fmt: skip
+
+# Adam on a zero gradient: the weights still move (why the lab skips an all-degenerate batch)
+w = torch.nn.Parameter(torch.ones(3))
+adam = torch.optim.Adam([w], lr=cfg["lr"])
+for g in ([1.0, -2.0, 0.5], [0.5, -1.0, 0.2]):  # two steps with signal
+    w.grad = torch.tensor(g)
+    adam.step()
+before = w.detach().clone()
+w.grad = torch.zeros(3)  # a batch of degenerate groups: no signal at all
+adam.step()
+print("Adam step on a zero gradient moved the weights by", (w.detach() - before).numpy())
+assert (w.detach() - before).abs().min() > 0
+
+# %% [markdown]
 # **The evaluation axes** (fresh generation, the same draws at each point):
 
 # %%
@@ -1294,8 +1391,8 @@ plot_history(eval_hist, keys=["train_acc", "train_entropy", "train_pass@4", "tra
                               "heldout_coverage"], title="Evaluation points (16 samples per prompt)")  # fmt: skip
 
 # %%
-for key in ("train_acc", "train_entropy", "train_pass@4", "train_coverage", "train_concentration",
-            "heldout_pass@4", "heldout_greedy_acc"):  # fmt: skip
+for key in ("train_acc", "train_greedy_acc", "train_entropy", "train_pass@4", "train_coverage",
+            "train_concentration", "heldout_pass@4", "heldout_greedy_acc"):  # fmt: skip
     print(f"{key:>20}: {eval_hist[key][0]:.3f} -> {eval_hist[key][-1]:.3f}")
 print("failure pattern (helpers.gru_lab.failure_pattern):", failure_pattern(hist, k=cfg["pass_k"]))
 print("diagnostics.warnings on the per-step history:")
@@ -1303,12 +1400,14 @@ for line in warnings(steps_hist):
     print("  -", line)
 
 # %% [markdown]
-# Training accuracy rose from 0.47 to 0.73, and that is the whole good news. Over the same run the
-# behaviour entropy fell by a factor of about six, train pass@4 fell (0.92 to 0.75), successes
+# Training accuracy rose from 0.47 to 0.73, and that is the whole good news. It is sampled
+# accuracy. The greedy answer on the same training prompts, the policy's mode, did not improve at
+# all (0.79 to 0.75): the rise is pure sharpening, probability moved onto answers the policy already
+# ranked first, not new answers. Over the same run the behaviour entropy fell by a factor of about six, train pass@4 fell (0.92 to 0.75), successes
 # concentrated on fewer training prompts (coverage 24 to 18), and held-out transfer collapsed
 # (greedy accuracy 0.67 to 0.08, pass@4 0.86 to 0.13). A dashboard with only the reward would have
-# called this run a success. The failure pattern is exactly seed 000's: accuracy up while entropy and
-# pass@k fall, successes concentrate, held-out drops.
+# called this run a success. The failure pattern is the one the warning signs of 9.4.2
+# describe: accuracy up while entropy and pass@k fall, successes concentrate, held-out drops [9.4-13].
 #
 # `diagnostics.warnings` reads only the per-step keys it knows; the held-out collapse lives in the
 # evaluation history, which is why a stopping rule must name its own keys. One written **before** the
@@ -1333,7 +1432,7 @@ for i, step in enumerate(eval_hist["step"]):
         break
 
 # %% [markdown]
-# The rule fires at the first evaluation after training starts: in this run the held-out collapse is
+# The rule fires at the first evaluation after training starts [9.4-14]: in this run the held-out collapse is
 # visible by step 10, long before the training accuracy stops rising. The thresholds (15%, 0.02) are
 # choices, and choosing them *before* seeing the curves is what makes the rule a rule.
 #
@@ -1367,7 +1466,14 @@ for step in range(5):
                       stop_reason=["length" if t == 3 else "eos" for t in tmpl], texts=[f"template {t}" for t in tmpl],
                       completion_mask=mask_, logprobs=np.zeros_like(mask_),
                       ratios=np.exp(rng.normal(scale=0.05 * (1 + step), size=mask_.shape)))  # fmt: skip
-    dash.record(step, rollout, entropy=masked_token_entropy(logits_, mask_))
+    dash.record(
+        step,
+        rollout,
+        entropy=masked_token_entropy(logits_, mask_),
+        rollout_age=0,
+        reuse=1,
+        peak_mem_mb=peak_memory_mb(),
+    )  # fresh batch, one update pass; process peak memory
 plot_dashboard(dash, title="Toy run recorded with your functions")
 
 # %%
@@ -1375,17 +1481,19 @@ print(
     {
         k: round(v["last"], 3)
         for k, v in summarize(dash.history).items()
-        if k in ("entropy", "diversity", "informative_rate")
+        if k in ("entropy", "diversity", "informative_rate", "gen_tokens_per_informative")
     }
 )
 for line in dash.warnings():
     print("-", line)
 
 # %% [markdown]
-# Every axis here except `diversity`, the lengths and `gen_tokens` came from your graded functions. The
-# toy policy only sharpens what it already prefers, and the dashboard shows it: entropy and
-# informative-group rate fall, groups repeat one template, and on the prompts that prefer the rambling
-# template truncation rises, whatever the reward does.
+# Every axis here except `diversity`, the lengths, `gen_tokens` and the three passed-in trainer axes
+# came from your graded functions (`gen_tokens_per_informative` through your informative-group
+# rate). The toy policy only sharpens what it already prefers, and the dashboard shows it: entropy
+# and informative-group rate fall, generated tokens per informative group climb, groups repeat one
+# template, and on the prompts that prefer the rambling template truncation rises, whatever the
+# reward does.
 
 # %% [markdown]
 # ## Assessment

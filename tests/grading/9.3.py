@@ -327,6 +327,23 @@ def dynamic_sampling_filter(rewards, prompt_ids=None):
     return np.array(kept, dtype=np.int64), rejections
 
 
+# %% valid dynamic_sampling_filter: ids taken from a NumPy array, so string ids come back as np.str_
+def dynamic_sampling_filter(rewards, prompt_ids=None):
+    r = np.asarray(rewards, dtype=np.float64)
+    if r.ndim != 2:
+        raise ValueError("rewards must be 2-D (B, G)")
+    ids = np.arange(r.shape[0]) if prompt_ids is None else np.asarray(prompt_ids)
+    if len(ids) != r.shape[0]:
+        raise ValueError("one prompt id per row")
+    flat = r.max(axis=1) == r.min(axis=1)
+    rej = []
+    for b in np.flatnonzero(flat):
+        v = r[b, 0]
+        reason = "all_correct" if v == 1 else "all_wrong" if v == 0 else "all_equal"
+        rej.append({"index": int(b), "prompt_id": ids[b], "reason": reason})
+    return np.flatnonzero(~flat), rej
+
+
 # %% bug gspo_sequence_ratio: the product of token ratios (no 1/|o| length normalisation)
 def gspo_sequence_ratio(new_logp, old_logp, mask):
     new, old = np.asarray(new_logp, dtype=np.float64), np.asarray(old_logp, dtype=np.float64)
