@@ -1,18 +1,18 @@
 """Verifiers: programs that turn a completion into a reward, each with a passport.
 
 What it implements
-- ``verify_numeric_answer`` is seed 000's numeric checker (step 9.1.4), with the stack of step
-  9.1.3 made explicit: extraction (last ``\\boxed{...}``, else the last number in the text),
+- ``verify_numeric_answer`` is the numeric checker of lesson 9.1.4, with the verifier stack of
+  lesson 9.1.3 made explicit: extraction (last ``\\boxed{...}``, else the last number in the text),
   canonicalisation (thousands separators, ``\\frac``), exact parsing with ``Fraction``, a
   tolerance check, and a named failure category for every way a response can fail.
-- ``verify_arithmetic``, ``verify_format`` and ``verify_arithmetic_sloppy`` are seed 003's task
-  verifiers, ``verify(task, completion) -> float``. The sloppy one is broken on purpose (the
-  reward-hacking audit).
+- ``verify_arithmetic``, ``verify_format`` and ``verify_arithmetic_sloppy`` are the task verifiers
+  of the BaseLM lab (lesson 9.5), ``verify(task, completion) -> float``. The sloppy one is
+  broken on purpose (the reward-hacking audit).
 - Every verifier is a ``Verifier`` object: callable for the reward, ``.check`` for the reward with
   its category and parts, ``.passport`` for the record a run stores (name, version, rules,
   config, and a hash of them).
 
-Where it departs from the seeds
+Where it departs from the lessons' plain description
 - Bad input is a category, never an exception: any ``str`` (empty, megabytes, ``1e999999999``,
   unbalanced braces, control characters) and any non-``str`` get a reward of 0.0 and a category
   in bounded, linear time. Numbers longer than ``max_number_chars`` digits, or with an exponent
@@ -23,10 +23,11 @@ Where it departs from the seeds
   digits grouped by spaces, apostrophes or a comma that is not a thousands group, ``1 234 567``,
   ``1'234'567``, ``1.234,56``; a dash that is not a minus sign, ``\u20135``), the response is a
   ``parse_error``, never the smaller number. ``\\frac{a}{b}`` in running text is the fraction a/b.
-- The seed's tolerance is not given; ours is stated: ``|x - ref| <= max(abs_tol, rel_tol*|ref|)``
-  with ``abs_tol=1e-6`` (six decimal places) and ``rel_tol=1e-9``, compared exactly in rationals,
+- The specification leaves the tolerance open; ours is stated:
+  ``|x - ref| <= max(abs_tol, rel_tol*|ref|)`` with ``abs_tol=1e-6`` (six decimal places) and
+  ``rel_tol=1e-9``, compared exactly in rationals,
   the tolerances read as the decimals they are written as (``Fraction("1e-06")``, not the binary
-  float ``Fraction(1e-6)``, which is slightly below 10**-6). The seed's own example
+  float ``Fraction(1e-6)``, which is slightly below 10**-6). The lesson's own example
   (``\\boxed{3/7}`` against ``"0.428571"``) passes through ``abs_tol``.
 - ``verify_format`` accepts strict JSON only: ``NaN`` and ``Infinity`` (which Python's ``json``
   accepts by default) are parse errors.
@@ -83,7 +84,9 @@ _NUMBER_IN_TEXT = re.compile(
 _FRAC = re.compile(r"([-+\u2212]?)\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", re.ASCII)
 # What may not touch the last number of a response read without a box (``read_tail``).
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2e3a\u2e3b\ufe58\ufe63\uff0d"
-_SUPERSCRIPTS = "\u00b2\u00b3\u00b9\u2070\u2071\u2074\u2075\u2076\u2077\u2078\u2079\u207a\u207b\u207c\u207d\u207e\u207f"
+_SUPERSCRIPTS = "\u00b2\u00b3\u00b9\u2070\u2071\u2074\u2075\u2076\u2077\u2078\u2079" + "".join(
+    map(chr, range(0x207A, 0x2080))
+)  # superscript digits, signs, brackets and n
 _OPERATORS = "+-*/^\u2212\u00d7\u00f7\u00b7\u22c5\u2217"  # + - * / ^, minus, times, divide, dots
 _LATEX_OPERATORS = ("\\times", "\\cdot", "\\div", "\\pm", "\\mp", "\\ast")
 _GROUP_SPACES = " \u00a0\u2007\u2009\u202f"  # space, no-break, figure, thin, narrow no-break
@@ -247,7 +250,7 @@ def verify_numeric_answer(
     max_chars: int | None = 20_000,
     max_number_chars: int = 100,
 ) -> NumericResult:
-    """Score ``response`` against the numeric ``reference`` (seed 000, step 9.1.4).
+    """Score ``response`` against the numeric ``reference`` (lesson 9.1.4).
 
     1. Extract: the contents of the last ``\\boxed{...}`` if there is one (they must be a single
        number, else ``parse_error``; an unclosed last box is also ``parse_error``), otherwise
@@ -454,7 +457,7 @@ verify_arithmetic = Verifier(
     dict(_NUMERIC_CONFIG),
     _last_integer,
 )
-"""Final-answer verifier of seed 003: the last emitted integer must be the sum."""
+"""Final-answer verifier of the BaseLM lab (lesson 9.5): the last emitted integer is the sum."""
 
 verify_format = Verifier(
     "format",
@@ -469,7 +472,7 @@ verify_format = Verifier(
     {"max_chars": 20_000},
     _format,
 )
-"""Format verifier of seed 003: did the completion close the prompt's ``{"answer":`` object?"""
+"""Format verifier of the BaseLM lab (lesson 9.5): does the completion close ``{"answer":``?"""
 
 verify_arithmetic_sloppy = Verifier(
     "arithmetic_sloppy",
@@ -481,7 +484,7 @@ verify_arithmetic_sloppy = Verifier(
     {},
     _sloppy,
 )
-"""The audit's broken verifier (seed 003, exercise 4): the answer may appear *anywhere*.
+"""The audit's broken verifier (lesson 9.5): the answer may appear *anywhere*.
 
 A policy can hack it by emitting many numbers or repeating both options ("81 or 79"): some
 substring is the sum, so the reward is 1 while the final answer is wrong or absent. The strict

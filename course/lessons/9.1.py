@@ -128,7 +128,7 @@ for r in ([1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]):
 # **RLVR** names a value on the first axis (together with online collection); **GRPO** names a value
 # on the third: a way to estimate relative advantages inside a group and update the policy without a
 # learned critic. RLVR can be optimised with PPO or RLOO, and GRPO can be fed by a learned reward
-# model (DeepSeekMath, where GRPO was introduced, trained with a learned reward model).
+# model (DeepSeekMath, where GRPO was introduced, trained with a learned reward model [9.1-6]).
 #
 # Two boundaries: **Best-of-N** with the same checker is *inference-time search* as long as no
 # parameters change; **DPO** is fixed-data preference optimisation as long as no fresh responses are
@@ -168,29 +168,37 @@ selfcheck.choice(
 # ## 9.1.2 DeepSeek-R1-Zero: a historical case, not a universal recipe
 #
 # What follows are **claims from the model authors' technical report** (DeepSeek-AI, *DeepSeek-R1:
-# Incentivizing Reasoning Capability in LLMs via Reinforcement Learning*, 2025), not results this
-# course reproduces. Each is recorded with its status in the lesson's sources file.
+# Incentivizing Reasoning Capability in LLMs via Reinforcement Learning*, arXiv:2501.12948; the
+# version read for this lesson is **v1**, January 2025), not results this course reproduces. Each
+# carries, in brackets, its id in the module's claims registry (`Module_9_Sources.md`).
 #
 # - *Reported:* R1-Zero was an RL stage started directly from DeepSeek-V3-Base, with no preceding
-#   supervised stage on labelled reasoning traces.
+#   supervised stage on labelled reasoning traces [9.1-1].
 # - *Reported:* during training the responses grew longer and more often contained intermediate
-#   checking, backtracking and alternative approaches.
+#   checking, backtracking and alternative approaches [9.1-2].
 # - *Reported limitations:* poor readability, language mixing, and a narrow focus on formally
 #   verifiable tasks. The released DeepSeek-R1 therefore used a multi-stage pipeline: cold-start
-#   data, supervised fine-tuning, rejection-sampled data, and later RL stages.
+#   data, supervised fine-tuning, rejection-sampled data, and later RL stages [9.1-3].
 # - *Reported reward:* two rule-based parts,
 #   $$R_{\text{rule}} = R_{\text{accuracy}} + R_{\text{format}},$$
 #   where mathematics checked the final answer, code was compiled and tested, and a format term
-#   rewarded the required response structure (reasoning and answer in marked sections).
-# - *Reported objective:* the report displays a compact GRPO formula with a KL term (coefficient
+#   rewarded the required response structure (reasoning and answer in marked sections) [9.1-4].
+# - *Reported objective:* v1 displays a compact GRPO formula with a KL term (coefficient
 #   $\beta$) and a full-response probability ratio. It does **not** give a machine-complete run
-#   passport (reference-policy schedule, rollout reuse, estimator choices).
+#   passport (the value of $\beta$, reference-policy schedule, rollout reuse, estimator choices)
+#   [9.1-5].
+# - *Reported later, not checked here:* the later, peer-reviewed version of the report and its
+#   supplementary information state R1-Zero settings that v1 leaves out, among them a KL
+#   coefficient of 0.001, a sampling temperature of 1, and the number of questions and of sampled
+#   responses per training step [9.1-11]. This course has not read that version against v1; treat
+#   the figures as the authors' statement. Even with them, a list of headline settings is not a
+#   run passport: it does not let you rebuild the run.
 #
 # Both halves carry the lesson. The pure run shows that a verifiable signal alone can strongly
 # reshape a response distribution; the final pipeline shows that this stage alone did not make a
 # generally useful model. Two readings go beyond the evidence: "R1-Zero was GRPO with no KL at all"
-# (the displayed objective has a KL term; its actual coefficient is an implementation detail the
-# report does not pin down), and "every RLVR system should copy the R1 configuration" (one
+# (the displayed objective has a KL term; v1 does not give its coefficient, and the later version
+# reports a small but non-zero one), and "every RLVR system should copy the R1 configuration" (one
 # successful large-scale process says nothing about optimality for another model or task mix).
 #
 # A toy version of the two-part reward, to see that each part is a separate contract (and that the
@@ -229,7 +237,8 @@ selfcheck.choice(
     1,
     "The report documents one successful large-scale run and its limitations (readability, "
     "language mixing), which led to a multi-stage pipeline. The displayed objective contains a KL "
-    "term; and nothing in one run shows that its choices are optimal elsewhere.",
+    "term (the later version reports a coefficient of 0.001); and nothing in one run shows that "
+    "its choices are optimal elsewhere.",
 )
 
 # %% [markdown]
@@ -259,12 +268,18 @@ print(
 value = parse_number(boxed)  # 2. canonicalisation + exact parsing
 print("2. parsed exactly :", value, "=", float(value))
 ref = parse_number(reference)
-tol = max(Fraction(1e-6), Fraction(1e-9) * abs(ref))  # 3. checking, in rationals
+# 3. checking, in rationals; the tolerances are the decimals 10**-6 and 10**-9 as written
+tol = max(Fraction("1e-6"), Fraction("1e-9") * abs(ref))
 print(
     f"3. |x - ref| = {float(abs(value - ref)):.2e} <= tol = {float(tol):.2e}:",
     abs(value - ref) <= tol,
 )
 print("4. reward         :", verify_numeric_answer(response, reference))
+# Why Fraction("1e-6") and not Fraction(1e-6): the float 1e-6 is a binary number slightly below
+# 10**-6, so a response exactly 10**-6 away would be refused; the float 1e-9 is slightly above.
+print("Fraction(1e-6) - 10**-6 =", float(Fraction(1e-6) - Fraction(1, 10**6)),
+      "| Fraction(1e-9) - 10**-9 =", float(Fraction(1e-9) - Fraction(1, 10**9)))  # fmt: skip
+print("exactly 10**-6 away from 0 is accepted:", verify_numeric_answer("0.000001", "0").category)
 
 # %% [markdown]
 # **Two kinds of error.** Compare the verifier's verdict with the truth (what a careful human grader
@@ -332,8 +347,18 @@ for s, a, b in zip(STRATEGIES, R_sloppy, R_true):
 # $$\frac{\partial J}{\partial \theta_j} = \sum_k R_k\,\pi_k(\delta_{kj}-\pi_j)
 # = \pi_j\,(R_j - J).$$
 #
-# A behaviour grows exactly when it beats the current average. First a finite-difference check of
-# the formula, then gradient ascent under each verifier.
+# So the **logit** $\theta_j$ of a behaviour rises exactly when its reward beats the current average,
+# $R_j > J$. Its **probability** is another matter, because every logit moves at once. Along the
+# gradient, $\dot\theta = \nabla J$, the chain rule gives
+#
+# $$\dot\pi_j = \sum_k \pi_j(\delta_{jk}-\pi_k)\,\pi_k(R_k-J)
+# = \pi_j\Big[\pi_j(R_j-J) - \sum_k \pi_k^2 (R_k-J)\Big],$$
+#
+# so $\pi_j$ rises iff $\pi_j(R_j-J) > \sum_k \pi_k^2(R_k-J)$. A rare behaviour that beats the
+# average can still *lose* probability while a common behaviour that also beats the average gains
+# faster: beating the average is necessary for growth only in the logit. First a finite-difference
+# check of $\nabla J$, then gradient ascent under each verifier, then a check of the probability
+# condition on the same run.
 
 
 # %%
@@ -384,17 +409,47 @@ axes[0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
+
+# %%
+# Check the probability condition on the sloppy run of the figure (same start, same step size).
+def pi_dot(theta, R):
+    """d pi / dt along the gradient flow theta' = grad J: pi_j [pi_j (R_j - J) - sum_k pi_k^2 (R_k - J)]."""
+    pi = softmax(theta)
+    adv = R - pi @ R
+    return pi * (pi * adv - np.sum(pi**2 * adv))
+
+
+theta, h, rows = np.array([2.0, -3.0, 0.0]), 1e-6, []
+for step in range(301):
+    g = grad_J(theta, R_sloppy)
+    fd_pi = (softmax(theta + h * g) - softmax(theta - h * g)) / (2 * h)  # derivative along grad J
+    assert np.allclose(pi_dot(theta, R_sloppy), fd_pi, atol=1e-9)
+    pi = softmax(theta)
+    rows.append((step, R_sloppy[1] > pi @ R_sloppy, pi_dot(theta, R_sloppy)[1], pi[1]))
+    theta = theta + 10.0 * g
+both_beats = sum(r[1] for r in rows)
+falling = [r for r in rows if r[1] and r[2] < 0]
+print(f'"both": R_j > J at {both_beats} of 301 steps, so its logit rises at every one of them;')
+print(f"yet its probability falls at {len(falling)} of those steps (first {falling[0][0]}, "
+      f"last {falling[-1][0]}); min probability {min(r[3] for r in rows):.4f} "
+      f"at step {min(rows, key=lambda r: r[3])[0]}")  # fmt: skip
+_pi0 = softmax(np.array([2.0, -3.0, 0.0]))
+_adv0 = R_sloppy - _pi0 @ R_sloppy
+print(f"step 0: pi_j (R_j - J) = {_pi0[1] * _adv0[1]:.5f}  <  sum_k pi_k^2 (R_k - J) = "
+      f"{np.sum(_pi0**2 * _adv0):.5f}: the probability of printing both options dips first")  # fmt: skip
+
 # %% [markdown]
 # The policy starts almost never printing both options (probability $\approx 0.6\%$). Under the
-# sloppy verifier that rare behaviour is paid 1.0, more than honest solving earns. It first dips
-# (while solving is the bulk of the policy, solving is reinforced faster), then takes over,
+# sloppy verifier that rare behaviour is paid 1.0, more than honest solving earns, so its logit
+# rises from the first step. Its probability first dips (while solving is the bulk of the policy,
+# solving gains mass faster: the condition above fails), then takes over,
 # and true accuracy falls to the coin-flip level. Note the timing: for about 140 steps the sloppy
 # run is indistinguishable from the honest one, then it collapses within a few steps; a reward
 # curve alone (here it *rises* throughout) would never show it. Under the final-answer verifier the
 # loophole dies out. The
 # 40% false-negative verifier scales every reward by $0.6$: same winner, just slower (the gradient
 # is scaled by $0.6$). That is the asymmetry in one figure: false positives move the optimum, false
-# negatives (if they hit all behaviours alike) move only the speed. A false negative that hits one
+# negatives (if they hit all behaviours alike) move only the speed [9.1-9]. A false negative that hits one
 # correct *style* (say, answers written as decimals) does bias the policy: away from that style.
 #
 # **The checker passport.** Because the verifier is part of the task specification, a run records
@@ -431,64 +486,205 @@ print(
 # ## 9.1.4 A numeric verifier: useful core, explicit limits
 #
 # The reference `verify_numeric_answer(response, reference, *, rel_tol=1e-9, abs_tol=1e-6, ...)`
-# follows a narrow contract that can be tested:
+# (version 1.1 of the `numeric` passport) follows a narrow contract that can be tested:
 #
-# 1. take the contents of the last `\boxed{...}` when there is one;
-# 2. otherwise take the last standalone number or fraction in the text;
-# 3. remove thousands separators (`1,234`); read `\frac{a}{b}`;
+# 1. take the contents of the last `\boxed{...}` when there is one (they must be one number);
+# 2. otherwise take the last standalone number, fraction or `\frac{a}{b}` in the text; this reading
+#    **fails closed**: if that number is part of a larger expression the grammar does not parse
+#    (a power `2^{10}`, `5²`, `10**3`; an operator `3-5`, `2 * 5`; a LaTeX group `\sqrt{8}`; digits
+#    grouped by spaces or apostrophes, `1 234 567`, `1'234'567`; a comma glued to a digit,
+#    `1.234,56`; a dash that is not a minus sign, `–5`, `－5`), the result is `parse_error`, never
+#    the smaller number it could read;
+# 3. remove thousands separators (`1,234`, LaTeX's `1{,}234`); read `\frac{a}{b}` (also `\dfrac`,
+#    `\tfrac`) as the fraction $a/b$;
 # 4. parse exactly with `fractions.Fraction` (never `float`);
-# 5. accept iff $|x-\text{ref}| \le \max(\text{abs\_tol},\ \text{rel\_tol}\cdot|\text{ref}|)$.
+# 5. accept iff $|x-\text{ref}| \le \max(\text{abs\_tol},\ \text{rel\_tol}\cdot|\text{ref}|)$, in
+#    rationals, with the tolerances read as the decimals they are written as
+#    (`Fraction("1e-6")`, exactly $10^{-6}$). The tolerances are a course choice [9.1-8].
 #
-# It returns `.reward` (1.0 or 0.0), `.category` and `.extracted`. That is right for an arithmetic
-# exercise and is not a general mathematical verifier. We do not re-implement it; we **attack** it.
-# Each row below is an input, the verdict a careful human grader would give, and what the verifier
-# does. A disagreement is a false positive (FP) or a false negative (FN).
+# It returns `.reward` (1.0 or 0.0), `.category`, `.extracted` and, for a refused last number,
+# `.detail` (why). That is right for an arithmetic exercise and is not a general mathematical
+# verifier. We do not re-implement it; we **attack** it. Each row below is an input, the verdict a
+# careful human grader would give, and what the verifier does. A disagreement is a false positive
+# (FP) or a false negative (FN).
 
 # %%
 ATTACKS = [  # (reference, response, human verdict: True = correct)
     ("81", r"\boxed{81}", True),
     ("81", "The sum is 81.", True),
     ("1234", r"\boxed{1,234}", True),
+    ("1234", "1{,}234", True),  # LaTeX's grouped comma
     ("0.428571", r"Final: \boxed{3/7}", True),
     ("0.5", r"\boxed{\frac{1}{2}}", True),
+    ("0.5", r"The answer is \frac{1}{2}.", True),  # \frac in running text
     ("-5", "\u22125", True),  # Unicode minus sign
     ("81", "80", False),
     ("81", r"A naive sum gives 81, but carrying wrongly I get \boxed{79}", False),
     ("81", "The answer is 79. Check: 40 + 41 = 81", False),  # gold number in a wrong derivation
+    ("43", "42, not 43", False),  # the gold number as the last word of a wrong answer
     ("5", r"\boxed{3} or perhaps \boxed{5}", False),  # several boxes
     ("5", "the answer is 3 or 5", False),  # a hedge
+    # a number inside a larger expression: a smaller number must not be read (fails closed)
+    ("2", r"The answer is \frac{1}{2}", False),  # the denominator is not the answer
+    ("2", r"so it is $\dfrac{1}{2}$", False),
+    ("10", "2^{10}", False),  # a power: 1024
+    ("5", "5\u00b2", False),  # 5 squared
+    ("100000", "10**100000", False),
+    ("5", "x = \u20135", False),  # an en dash where a minus sign was meant
+    ("5", "x = \uff0d5", False),  # a full-width minus
+    ("567", "1 234 567", False),  # digits grouped by spaces
+    ("567", "1'234'567", False),  # grouped by apostrophes
+    ("56", "1.234,56", False),  # a European decimal comma
+    ("234", "1{,}234", False),
+    # robustness: bad input lands in a category
     ("5", r"\boxed{5/0}", False),  # zero denominator
     ("5", "nan, inf, -inf", False),
     ("5", r"\boxed{1e999}", False),  # overflow
+    # the tolerance has false positives of its own
     ("1000000000", r"\boxed{1000000001}", False),  # integer off by one, at 1e9
+    ("123456789012", "123456789100", False),  # off by 88: rel_tol * ref = 123.5
+    ("5e-7", r"\boxed{1e-7}", False),  # off by 4e-7 <= abs_tol
+    ("9e-7", "0", False),
+    # what the grammar refuses by design
     ("2.8284271", r"\boxed{\sqrt{8}}", True),  # symbolic: sqrt(8) = 2 sqrt(2)
     ("0.05", r"\boxed{5\text{ cm}}", True),  # units: the reference is in metres
-    ("2", "x = 1 or x = 2", False),  # a set answer {1, 2} graded as one number
+    # a task whose answer is a set, {1, 2} (x^2 - 3x + 2 = 0), stored as the scalar reference "2"
+    ("2", "x = 1 or x = 2", True),
+    ("2", "x = 2 or x = 1", True),  # the same set in the other order
+    ("2", "x = 2", False),  # misses the root 1
     ("5", "print(5)  # reward = 1.0", False),  # code in the answer
     ("5", r"\boxed{5}} \boxed{", False),  # brace injection
     ("5", "9" * 30_000 + r" \boxed{5}", False),  # very long response
 ]
 flags = {"FP": 0, "FN": 0}
+ours = []  # the reference verifier's reward per row, for the comparison below
 for ref, resp, human in ATTACKS:
     r = verify_numeric_answer(resp, ref)
+    ours.append(r.reward)
     flag = "" if (r.reward == 1.0) == human else ("FP" if r.reward == 1.0 else "FN")
     if flag:
         flags[flag] += 1
     shown = resp if len(resp) < 42 else resp[:20] + "..." + resp[-12:]
     print(
-        f"{flag:<3}{r.category:<12}{r.reward:.0f}  ref={ref:<11} extracted={r.extracted!r:<14} {shown!r}"
+        f"{flag:<3}{r.category:<12}{r.reward:.0f}  ref={ref:<13} extracted={r.extracted!r:<16} {shown!r}"
     )
 print(flags)
 
 # %% [markdown]
-# Read the flags. The FPs all come from *extraction* choices: several boxes (the last wins), a hedge
-# or a check written after the answer (the last number wins), a set answer graded as a scalar, and a
-# tolerance that is *relative* for large references ($10^{-9}\cdot 10^9 = 1$, so an off-by-one
-# integer passes). The FNs come from what the parser refuses by design: symbolic forms
-# ($\sqrt 8 = 2\sqrt 2 \approx 2.8284271$) and units. The robustness rows (zero denominator, NaN,
-# overflow, braces, 30 000 characters) all land in a named category without an exception: that is
-# the part of the contract the reference gets right. The `categories` column is exactly the
-# passport's failure list.
+# Read the flags [9.1-7]. The FPs come from three places. *Extraction*: several boxes (the last
+# wins), a hedge, a check written after the answer or a gold number as the last word (the last
+# number wins). *The tolerance*: it
+# is *relative* for large references ($10^{-9}\cdot 10^9 = 1$, so an off-by-one integer passes, and
+# $10^{-9}\cdot 1.2\times10^{11}$ lets 88 through) and *absolute* for small ones (every number within
+# $10^{-6}$ of $5\times10^{-7}$ passes, including $0$ and $10^{-7}$). *The reference*: "x = 2"
+# misses a root, but the scalar reference "2" cannot say so. The FNs come from what the grammar
+# refuses by design (symbolic forms, units) and, again, from the scalar reference: "x = 2 or x = 1"
+# is the right set in another order. The set rows are a **task bug**, not a label to flip: the
+# human verdicts are right for the set task, and the fix is a set-valued reference with a set
+# checker, which this verifier does not have.
+#
+# The rows in the middle block are **fail-closed** cases: each one, read by a plain "last number"
+# rule, would pay the smaller number (the denominator of $\frac12$, the exponent of $2^{10}$, the
+# last group of $1\,234\,567$, the 5 after a dash). Under RL every one of those is an exploit: a
+# policy that writes `\frac{1}{2}` for every question with answer 2 is paid. Here they land in
+# `parse_error` (or are read whole, as `\frac{1}{2}` and `1{,}234` are) and the `detail` says why:
+
+# %%
+for resp in ["2^{10}", "5\u00b2", "x = \u20135", "1 234 567", "1.234,56", r"\sqrt{8}", "3-5"]:
+    r = verify_numeric_answer(resp, "5")
+    print(f"{resp!r:<14} {r.category:<12} extracted={r.extracted!r:<8} {r.detail}")
+
+# %% [markdown]
+# The robustness rows (zero denominator, NaN, overflow, braces, 30 000 characters) all land in a
+# named category without an exception: that is the part of the contract the reference gets right.
+# The `categories` column is exactly the passport's failure list.
+#
+# **"The last number wins" is the specification's rule, and its own warning.** `42, not 43` is paid
+# for 43: the gold number appears inside a wrong answer. The fail-closed reading does not help (43
+# stands alone). A policy trained on this verifier can learn to end every answer on a plausible
+# number. **Train with a contract that needs a commitment**: one boxed final answer at the end,
+# stated in the prompt, which is the strict verifier you write in A4 (it gives `42, not 43`
+# `no_answer`). Use the last-number reading for evaluation of a model that was never trained
+# against it, not as a training reward.
+#
+# **The tolerance is a design choice.** An alternative contract needs no tolerance constants at all:
+# integers and fractions are compared exactly, and a decimal reference is matched to the precision
+# it states ("0.428571" has six places, so it accepts anything within half a unit of the sixth
+# place). Both contracts on the tolerance rows, and two rows where they differ the other way:
+
+# %%
+_DECIMAL = re.compile(r"[-+]?[0-9]*(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]+))?")
+
+
+def stated_precision_match(value: Fraction, reference: str) -> bool:
+    """Exact for integer and fraction references; a decimal reference with d places: within 1/2 unit."""
+    ref = parse_number(reference)
+    m = _DECIMAL.fullmatch(reference.strip())
+    if m is None or (m.group(1) is None and m.group(2) is None):  # an integer or a/b: exact
+        return value == ref
+    places = len(m.group(1) or "") - int(m.group(2) or 0)  # "5e-7" states the 7th place
+    return abs(value - ref) <= Fraction(1, 2) * Fraction(10) ** -places
+
+
+PRECISION_ROWS = [  # (reference, response, human verdict)
+    ("0.428571", "3/7", True),
+    ("1000000000", "1000000001", False),
+    ("123456789012", "123456789100", False),
+    ("5e-7", "1e-7", False),
+    ("9e-7", "0", False),
+    ("3/7", "0.4285714", True),  # a correct decimal for a fraction reference
+    ("0.5", "0.54", False),  # "0.5" states one place, so 0.45..0.55 would pass
+]
+print(f"{'reference':<14}{'response':<14}{'human':<7}{'tolerance':<11}stated precision")
+for ref, resp, human in PRECISION_ROWS:
+    tol_ok = verify_numeric_answer(resp, ref).reward == 1.0
+    prec_ok = stated_precision_match(parse_number(resp), ref)
+    print(f"{ref:<14}{resp:<14}{human!s:<7}{tol_ok!s:<11}{prec_ok}")
+
+# %% [markdown]
+# Neither contract is simply right. The stated-precision rule removes all four tolerance FPs, but
+# it rejects a correct seven-place decimal for `3/7` and reads a reference written "0.5" as "one
+# decimal place", accepting 0.54. The course keeps the tolerance contract (the graded exercise and
+# the later lessons use it, and the course's tasks store exact integer or fraction references, where
+# it behaves like exact comparison below $10^9$) and states its false positives here instead. A
+# run that uses large integers or tiny decimals should pass `rel_tol=0` or a smaller `abs_tol`:
+# the passport records the choice.
+#
+# **A second opinion.** Hugging Face's `math-verify` (version 0.9.0, pinned by the course) parses
+# LaTeX into SymPy and compares expressions. The same table, side by side (it runs offline; the
+# cell skips it when the package is missing):
+
+# %%
+try:
+    import logging
+
+    from math_verify import parse as mv_parse
+    from math_verify import verify as mv_verify
+except ImportError:
+    print("math-verify is not installed: pip install math-verify==0.9.0")
+else:
+    logging.getLogger("math_verify").setLevel(logging.ERROR)  # its timeout warnings
+    both = {"reference verifier": {"FP": 0, "FN": 0}, "math-verify": {"FP": 0, "FN": 0}}
+    print(f"{'human':<7}{'ours':<6}{'math-verify':<13}response")
+    for (ref, resp, human), our in zip(ATTACKS, ours):
+        theirs = float(mv_verify(mv_parse(f"${ref}$"), mv_parse(resp)))
+        for name, reward in (("reference verifier", our), ("math-verify", theirs)):
+            if (reward == 1.0) != human:
+                both[name]["FP" if reward == 1.0 else "FN"] += 1
+        if (our == 1.0) != (theirs == 1.0):  # print only the rows where the two disagree
+            shown = resp if len(resp) < 42 else resp[:20] + "..." + resp[-12:]
+            print(f"{human!s:<7}{our:<6.0f}{theirs:<13.0f}{shown!r}")
+    print(both)
+    print("math-verify reads 1e-7 as", mv_parse(r"\boxed{1e-7}")[0], "(1 times e, minus 7)")
+    print("and two boxes as a set:", mv_parse(r"\boxed{3} or perhaps \boxed{5}")[0])
+
+# %% [markdown]
+# On this table the two make different mistakes [9.1-12]. `math-verify` rejects both hedges (it
+# reads two boxes as the set $\{3, 5\}$), pays none of the tolerance rows and gets $\sqrt 8$
+# right, but it pays `5²` for 5, the brace injection and the 30 000-character response (it has
+# no length cap); it refuses the Unicode minus and `1{,}234`, and reads `1e-7` as $1\cdot e - 7$. Both pay `42, not 43` and
+# the check written after a wrong answer. A second verifier is a way to *find* disagreements to
+# read by hand, not a ground truth.
 #
 # Limits in words: no symbolic equality, no sets or intervals, no units, no conditions of existence
 # ("no solution" answers), and "the answer" means "the last box or number", which a hedging policy
@@ -542,7 +738,7 @@ print("dry run, no update:", counts)
 # group has all $r_i-\bar r=0$). The two uninformative events are disjoint (for $G\ge1$), with
 # probabilities $p^G$ (all correct) and $(1-p)^G$ (all wrong), so
 #
-# $$P_{\text{info}}(p,G) = 1-p^G-(1-p)^G .$$
+# $$P_{\text{info}}(p,G) = 1-p^G-(1-p)^G \quad\text{[9.1-10]}.$$
 #
 # It is zero at $p=0$ and $p=1$, zero for $G=1$ (one response cannot disagree with itself),
 # symmetric under $p\leftrightarrow 1-p$, and largest at $p=1/2$, where it equals $1-2^{1-G}$.
@@ -582,8 +778,11 @@ plt.show()
 # right. A larger $G$ widens the useful band but costs $G$ generations per prompt.
 #
 # **The cost of collecting $B$ informative prompts.** Draw prompts one at a time; each draw is
-# informative with probability $P_{\text{info}}$, independently. The number of draws until the
-# $B$-th informative one is negative binomial, with mean
+# informative with probability $P_{\text{info}}$, independently, at an **approximately
+# stationary** rate: while the policy learns, every $p_j$ drifts, so the formula is the expected
+# cost at the current rates (good while the batch is collected within a few updates, not over a
+# whole run). Under that assumption the number of draws until the $B$-th informative one is
+# negative binomial, with mean
 #
 # $$\mathbb E[N_{\text{draw}}] = \frac{B}{P_{\text{info}}}.$$
 #
@@ -738,8 +937,10 @@ selfcheck.choice(
         "They are equally harmful, since the error rates are equal",
     ],
     1,
-    "A false positive is a direct incentive: a behaviour that is paid grows whenever its reward "
-    "beats the current average, however rare it starts (see the figure in 9.1.3). Random false "
+    "A false positive is a direct incentive: the logit of a paid behaviour rises whenever its "
+    "reward beats the current average, however rare it starts; its probability may dip at first "
+    "while a larger behaviour gains faster, then it can take over (see the figure in 9.1.3). "
+    "Random false "
     "negatives scale the success signal down (slower learning) but do not point the policy at a "
     "wrong behaviour. Error rates measured before training say little about rates after the "
     "policy has adapted to the checker.",
@@ -1050,6 +1251,7 @@ try:
         r"\boxed{79} or \boxed{81}",
         "79 or 81",
         r"\boxed{81} since 80+1",
+        "80, not 81",
     ]:
         ref_cat = verify_numeric_answer(resp, "81").category
         print(f"{resp!r:<28} strict: {verify_strict(resp, '81')!s:<28} reference: {ref_cat}")
@@ -1167,8 +1369,10 @@ assert verify_strict("y" * 50 + r"\boxed{5}", "5", max_chars=40) == (0.0, "too_l
 # or those hyperparameters are optimal for another model, scale or task mix: one successful process
 # is not a comparison. The same report lists the limits (poor readability, language mixing, a focus
 # on verifiable tasks), and the released R1 added cold-start data, SFT, rejection sampling and more
-# RL stages. The run is also not fully specified (KL coefficient, reference schedule, rollout reuse
-# are not given as a run passport), so "copy the R1 configuration" cannot even be done exactly; and
+# RL stages. The run is also not fully specified: the version read (arXiv v1) gives no KL
+# coefficient, reference schedule or rollout-reuse rule, and the later version's headline settings
+# (a KL coefficient of 0.001, temperature 1, questions and samples per step) are still not a run
+# passport, so "copy the R1 configuration" cannot even be done exactly; and
 # it depends on a base model strong enough to sample successes at all ($P_{\text{info}}>0$).
 #
 # **Rubric (2 points).** 1 point: what the evidence supports (verifiable reward reshaped behaviour
