@@ -13,9 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from course.grading import sandbox
 from tests.conftest import ROOT
 
 BIN = Path(sys.executable).parent
+# Grading runs in the bubblewrap sandbox wherever it can start (./test.sh installs bubblewrap); where
+# it cannot, tests grade trusted (the attack suite, tests/test_sandbox.py, skips and says why).
+SANDBOX_MISSING = sandbox.unavailable_reason()
+TRUSTED = SANDBOX_MISSING is not None
 
 
 class Course:
@@ -33,6 +38,8 @@ class Course:
         self, *args: str, timeout: int = 900, check: bool = True
     ) -> subprocess.CompletedProcess:
         env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+        if args and args[0] in ("autograde", "validate") and TRUSTED:
+            args = (*args, "--GuardedExecute.sandbox=none")
         out = subprocess.run([str(BIN / "nbgrader"), *args], cwd=self.root, env=env,
                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
         if check and out.returncode != 0:

@@ -31,7 +31,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.grading import students as S
 from tests.grading.harness import Lesson, VariantFile, lessons_with_variants, run_variants
-from tests.nbgrader_course import Course
+from tests.nbgrader_course import TRUSTED, Course
 from tests.test_lessons import protected_lines
 
 sys.path.insert(0, str(ROOT / "course"))
@@ -158,7 +158,7 @@ def graded_class(tmp_path_factory):
     _submit(sharded, lesson, "zz_corrupt", "{ this is not a notebook")
     for student in ["alice_reference", "bob_bugs", "x_kill", "x_liar"]:
         _submit(sequential, lesson, student, roster[student][0])
-    report = instructor.autograde(lesson, workers=2, timeout=10, root=sharded.root)
+    report = instructor.autograde(lesson, workers=2, timeout=10, root=sharded.root, trusted=TRUSTED)
     sequential.nbgrader("autograde", lesson, "--force", "--Execute.timeout=10", check=False)
     return lesson, roster, sharded, sequential, report
 
@@ -220,7 +220,7 @@ def test_fake_class_of_other_lessons(lesson, tmp_path):
     course.release(lesson)
     for student, (nb, _) in roster.items():
         _submit(course, lesson, student, nb)
-    report = instructor.autograde(lesson, workers=2, root=course.root)
+    report = instructor.autograde(lesson, workers=2, root=course.root, trusted=TRUSTED)
     assert not report["failed"]
     got = _code_scores(course, lesson)
     for student, (_, want) in roster.items():

@@ -89,9 +89,23 @@ def _score(url: str, lesson: str, student: str) -> tuple[float, float] | None:
         return float(sub.code_score), float(sub.max_code_score)
 
 
+def _unsafe_files(folder: Path) -> str | None:
+    """Why a submission folder must not be graded (nbgrader would follow a symlink), or None."""
+    for p in sorted(folder.rglob("*")):
+        if p.is_symlink():
+            return f"the submission holds a symlink ({p.relative_to(folder)}): refused, not graded"
+        if not (p.is_file() or p.is_dir()):
+            return f"the submission holds a special file ({p.relative_to(folder)}): refused"
+    return None
+
+
 def _grade_one(lesson: str, student: str, root: Path, url: str, extra: list[str],
                wall_s: int) -> dict:  # fmt: skip
     """One student's nbgrader process: own session, own TMPDIR, killed (whole group) at ``wall_s``."""
+    folder = root / "submitted" / student / lesson
+    why = _unsafe_files(folder) if not folder.is_symlink() else "the submission folder is a symlink"
+    if why:
+        return {"student": student, "ok": False, "reason": why}
     tmp = tempfile.mkdtemp(prefix=f"grade-{re.sub(r'[^A-Za-z0-9_.-]', '_', student)}-")
     env = nbgrader_env(root, TMPDIR=tmp)
     cmd = [str(BIN / "nbgrader"), "autograde", lesson, "--force", "--student", student,

