@@ -9,6 +9,11 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null ||
     echo "    chromium could not be installed; the browser tests will skip and say why"
 fi
+if ! command -v bwrap >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "==> installing Debian's bubblewrap for the grading sandbox (first run only)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null ||
+    echo "    bubblewrap could not be installed; grading tests run unsandboxed and the attack suite skips"
+fi
 echo "==> ruff"
 ruff check .
 ruff format --check .
