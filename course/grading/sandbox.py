@@ -155,7 +155,10 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
     inner = "cp -R /run/seed/. . 2>/dev/null; exec " + " ".join(
         shlex.quote(a) for a in rl + kernel_cmd
     )
-    return args + ["/bin/sh", "-c", inner]
+    # bubblewrap itself starts with the same short environment: the sandbox's pid 1 is a fork of
+    # it, and its /proc/1/environ would otherwise show the grader's environment to the student.
+    clean = [shutil.which("env") or "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items())]
+    return clean + args + ["/bin/sh", "-c", inner]
 
 
 def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
