@@ -1,6 +1,6 @@
 """Level B: the real-model branch, on TRL's ``GRPOTrainer`` with PEFT LoRA adapters.
 
-Seed 000, steps 9.3.5 and 9.5.3-9.5.4. Level B is "a roughly 0.6B model, LoRA, short completions,
+Lessons 9.3 (section 9.3.5) and 9.5 (9.5.3-9.5.4). Level B is "a roughly 0.6B model, LoRA, short completions,
 few generations, and an explicit smoke configuration"; its goal is to watch the data path of a
 production trainer, not to reproduce a report. Step 9.3.5 adds the rule this module is built
 around: a method name is not a specification, and library defaults belong to one release, so
@@ -118,7 +118,7 @@ Precision = Literal["fp32", "fp16", "bf16"]
 class LevelBConfig:
     """One level-B run. Every field that shapes the objective is here, with the value TRL receives.
 
-    Values are a smoke configuration, not a recipe (seed 000, step 9.5.3: G, eps, beta, temperature
+    Values are a smoke configuration, not a recipe (lesson 9.5, section 9.5.3: G, eps, beta, temperature
     and the learning rate interact with model size, reward scale, lengths and the loss reduction).
     """
 
@@ -302,7 +302,7 @@ def default_config(
         seed=0,
     )
     if local:
-        # BaseLM on a CPU: rank-8 q/v adapters (seed 003), its own 8-token answer cap, G = 4.
+        # BaseLM on a CPU: rank-8 q/v adapters (as in the BaseLM lab), its own 8-token answer cap, G = 4.
         return LevelBConfig(
             model_id=model_id,
             precision="fp32",

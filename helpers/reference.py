@@ -1,7 +1,7 @@
 """The frozen reference policy pi_ref, and a fingerprint that proves it stayed frozen.
 
-Seed 000 (step 9.2.1) keeps three roles apart: the old policy that sampled the batch, the current
-policy being optimised, and the reference policy, an optional KL anchor. Seed 003's pitfall list
+Lesson 9.2 (section 9.2.1) keeps three roles apart: the old policy that sampled the batch, the current
+policy being optimised, and the reference policy, an optional KL anchor. Lesson 9.5's pitfall list
 names the failure this module guards against: "a reference model that isn't frozen" makes the KL
 term measure nothing. So the reference is loaded once, every parameter has ``requires_grad=False``,
 it stays in eval mode, and a trainer can check at any time that its weights hash to the value

@@ -696,7 +696,9 @@ def kl_directions(theta: torch.Tensor) -> tuple[float, float]:
 def fd_grad(f, theta: torch.Tensor, h: float = 1e-6) -> torch.Tensor:
     """Central finite differences of a scalar function of the logits."""
     eye = torch.eye(len(theta), dtype=theta.dtype)
-    return torch.stack([(f(theta + h * e) - f(theta - h * e)) / (2 * h) for e in eye])
+    return torch.tensor(
+        [(f(theta + h * e) - f(theta - h * e)) / (2 * h) for e in eye], dtype=theta.dtype
+    )
 
 
 def expected_value_and_grad(theta, sampler_logits, estimator, weighted=False):
@@ -708,7 +710,7 @@ def expected_value_and_grad(theta, sampler_logits, estimator, weighted=False):
     if weighted:
         k = k * torch.exp(logp - log_s)
     value = (log_s.exp() * k).sum()  # the sampler's probabilities are constants
-    return float(value), torch.autograd.grad(value, th)[0]
+    return float(value.detach()), torch.autograd.grad(value, th)[0]
 
 
 def compare(theta, sampler_logits, label):
