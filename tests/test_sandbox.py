@@ -145,7 +145,7 @@ for p in os.listdir("/proc"):
             print(p, open(f"/proc/{p}/environ").read(), open(f"/proc/{p}/cmdline").read())
         except OSError:
             pass
-assert "SECRET_" in str(dict(os.environ)), "no grader secret in my environment"
+assert "H15_GRADER_SECRET" in os.environ, "no grader secret in my environment"
 """,
     "home_and_host": """
 import os
@@ -255,7 +255,7 @@ def attacked(tmp_path_factory, listener):
         full,
     )
     fill = {"ROOT_": str(course.root), "REPO_": str(ROOT), "PORT_": str(listener.getsockname()[1]),
-            "MARK_": MARK, "SECRET_": SECRET}  # fmt: skip
+            "MARK_": MARK}  # fmt: skip
     for name, code in CELLS.items():
         for k, v in fill.items():
             code = code.replace(k, v)
