@@ -51,7 +51,7 @@ class TrainerConfig:
     max_new_tokens: int = 8
     """Completion budget during training; a completion cut here has stop_reason "length"."""
     temperature: float = 1.0
-    """Rollout temperature. Keep 1.0: the step rescores with the untempered policy (seed 003)."""
+    """Rollout temperature. Keep 1.0: the step rescores with the untempered policy (the course's simplified loop, lesson 9.5)."""
     top_k: int | None = None
     """Rollout top-k truncation (None: off). Like temperature, it changes the behaviour policy."""
     top_p: float | None = None

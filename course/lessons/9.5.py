@@ -58,6 +58,7 @@ from helpers.policies import build_gru_policy
 from helpers.reference import fingerprint, load_reference
 from helpers.runtime import GRADING, SMOKE
 from helpers.sampling import sample_groups
+from helpers.stats import paired_difference
 from helpers.tasks import Task, make_tasks
 from helpers.trainer import GRPOTrainer, TrainerConfig
 from helpers.verifiers import (
@@ -88,7 +89,7 @@ if not BASELM_OK:
     print(
         "  -> the BaseLM lab below needs it. Fix: run ./baselm.sh from the repository root "
         "(./notebook.sh 9.5 does it on first use), then restart this notebook.\n"
-        "     Or set BUILD_BASELM_HERE = True in the next cell to build it from here (a few minutes)."
+        "     Or set BUILD_BASELM_HERE = True in the next cell to install it from here (seconds)."
     )
 
 
@@ -111,11 +112,11 @@ def tiny_lm(seed: int = 0):
     return Qwen3ForCausalLM(cfg).eval(), tok
 
 
-BUILD_BASELM_HERE = False  # set True to build the missing BaseLM artifact from this notebook
+BUILD_BASELM_HERE = False  # set True to install the missing BaseLM artifact from this notebook
 if BUILD_BASELM_HERE and not BASELM_OK and not GRADING:
     from helpers import baselm
 
-    baselm.build()  # shows a progress bar; writes artifacts/baselm/ and its passport
+    baselm.build()  # installs the shipped build into artifacts/baselm/ after checking its hash
     BASELM_OK, BASELM_WHY = check_artifact()
     print("BaseLM:", BASELM_WHY)
 
@@ -147,7 +148,7 @@ if BUILD_BASELM_HERE and not BASELM_OK and not GRADING:
 # **A manual review in miniature.** False-positive and false-negative rates are measured, not
 # assumed. Below: ten hand-labelled completions of one arithmetic-choice prompt. The label is the
 # *intended* property ("the completion commits to the correct option"); one completion is ambiguous
-# and is set aside by a stated rule. Both seed-003 verifiers score them.
+# and is set aside by a stated rule. Both of the BaseLM lab's verifiers (strict and sloppy) score them.
 
 # %%
 REVIEW_TASK = Task(
@@ -1798,10 +1799,24 @@ _tr.check_reference()
 # ## 9.5.4 Lab, part 2: simplified GRPO on BaseLM
 #
 # BaseLM is this course's small "pretrained" model: a 4-layer Qwen3-architecture transformer
-# (about 1.6M parameters) with a character tokenizer, pretrained on your machine by `./baselm.sh`
-# on a synthetic corpus with deliberate flaws (a position bias in arithmetic choices, unclosed JSON
-# for some items), so that its groups mix successes and failures. Its own passport records the
-# corpus hash, the training settings and the weights hash.
+# (about 1.6M parameters) with a character tokenizer, pretrained on a synthetic corpus with
+# deliberate flaws (a position bias in arithmetic choices, unclosed JSON for some items), so that
+# its groups mix successes and failures. Its own passport records the corpus hash, the training
+# settings, the weights hash and the CPU it was built on.
+#
+# **What you will reproduce exactly, and what varies with your CPU.** The course ships one build
+# of BaseLM (`helpers/data/baselm/`; `./baselm.sh` checks its hash and installs it), so everyone
+# starts from the same weights: the weights hash and the figures "measured when BaseLM was built"
+# printed below are the same on every machine. Everything computed after that (sampling, LoRA
+# updates, the pass rates after a run) runs through your CPU's floating-point kernels; Intel with
+# AVX-512, AMD with AVX2 and Apple silicon round the last bits differently, and an RL loop
+# amplifies that, so your runs' numbers differ from the course's. On one machine the same seed
+# gives the same numbers. A run on another machine is compared by its pattern and its intervals,
+# never digit by digit: each before/after pass rate below is printed with a 95% paired interval
+# over the held-out prompts (`helpers.stats.paired_difference`, Tango's score interval), and an
+# interval that contains 0 reads "no difference measured". (`./baselm.sh --rebuild` pretrains
+# BaseLM on your own CPU instead; then even the starting figures differ, within the band in
+# `helpers.baselm.CALIBRATION`.)
 #
 # Every experiment below gets a **fresh pair**: a BaseLM with rank-8 LoRA adapters on the query and
 # value projections (base frozen; the adapters start at a zero delta, with their random $A$ drawn
@@ -1920,6 +1935,9 @@ if HAVE_BASELM:
             print(f"{label}: refused -> {str(e)[:150]}...")
 
 
+INITIAL_PASSPORT = None  # filled below when BaseLM is here
+
+
 def initial_pass_rates(policy, tok, tasks, verifier, k=8, seed=123) -> np.ndarray:
     """Per-task share of k samples (T = 1, own generator) that pass: the initial difficulty profile."""
     s = sample_groups(policy, tok, [t.prompt for t in tasks], k, max_new_tokens=8,
@@ -1946,6 +1964,11 @@ if HAVE_BASELM:
     ax.set_title("initial pass-rate distribution, arithmetic choice", fontsize=10)
     plt.show()
     p_info = float(np.mean(1 - INITIAL**8 - (1 - INITIAL) ** 8))
+    INITIAL_PASSPORT = {  # goes into every arithmetic run's data passport ("initial_pass_rate")
+        "prompts": len(INITIAL), "k": 8, "temperature": 1.0, "sampler_seed": 123,
+        "mean": float(INITIAL.mean()), "p_info": p_info,
+        "histogram": np.histogram(INITIAL, bins=np.linspace(0, 1, 10))[0].tolist(),
+    }  # fmt: skip
     print(f"mean per-prompt P_info(p, 8) from these rates: {p_info:.2f}")
     del base_trainer, policy, ref
     gc.collect()
@@ -1999,7 +2022,8 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
             for when, rows in (("before", before), ("after", after))}  # fmt: skip
     passport = trainer.passport(
         experiment=name,
-        data=data_passport(family, train, held, verifier, config.seed),
+        data=data_passport(family, train, held, verifier, config.seed,
+                           initial=INITIAL_PASSPORT if family == "arithmetic_choice" else None),
         update=UPDATE_CONTRACT,
         initial_weights={"adapters": init["adapters"], "base": init["base"],
                          "baselm_sha256": json.loads((baselm_dir() / "passport.json").read_text())["weights_sha256"]},
@@ -2010,6 +2034,12 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
     out_dir = RUN_DIR / name
     save_passport(passport, out_dir / "passport.json")
     dash.to_json(out_dir / "history.json")
+    (out_dir / "heldout.json").write_text(json.dumps({  # per-prompt outcomes, for paired intervals
+        "prompts": [t.prompt for t, _, _ in before],
+        **{when: {n: [r[n] for _, _, r in rows] for n in eval_verifiers}
+           for when, rows in (("before", before), ("after", after))},
+        "after_completions": [c for _, c, _ in after],
+    }))  # fmt: skip
     h = trainer.history
     result = {
         "name": name, "passport": passport, "history": dash.history, "rate": rate,
@@ -2029,10 +2059,11 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
 def report(res: dict) -> None:
     """Held-out pass rates before/after and the training diagnostics of a run."""
     print(f"== {res['name']} | {res['trainable']}")
-    for n in res["rate"]["before"]:
-        print(
-            f"  held-out greedy pass ({n}): {res['rate']['before'][n]:.3f} -> {res['rate']['after'][n]:.3f}"
+    for n in res["rate"]["before"]:  # the same prompts scored twice: a paired interval
+        d = paired_difference(
+            [r[n] for _, _, r in res["before"]], [r[n] for _, _, r in res["after"]]
         )
+        print(f"  held-out greedy pass ({n}): {d}")
     h = res["history"]
     nan_kl = int(np.isnan(np.array(h["kl"], dtype=float)).sum())
     print(f"  training reward first/last 3 steps: {np.mean(h['reward'][:3]):.2f} / {np.mean(h['reward'][-3:]):.2f}; "
@@ -2247,6 +2278,7 @@ if RUN_BASELM and not SMOKE:
             "heldout_after": res["rate"]["after"]["strict"],
         }
     print(json.dumps(sweep, indent=1))
+    (RUN_DIR / "sweep.json").write_text(json.dumps(sweep, indent=1))
     fig, axes = plt.subplots(1, 3, figsize=(10, 2.6), layout="constrained")
     for ax, key in zip(axes, ("degenerate_frac", "rows_in_updates_per_step", "heldout_after")):
         ax.bar([str(K) for K in sweep], [sweep[K][key] for K in sweep])
