@@ -7,6 +7,9 @@
                                 [--notebook-timeout SECONDS] [--trusted-students]
     python course/instructor.py feedback LESSON           nbgrader generate_feedback (hidden tests redacted)
     python course/instructor.py export [--to grades.csv]  nbgrader export
+    python course/instructor.py hub-collect LESSON        JupyterHub: exchange -> submitted/ (forgeries refused)
+    python course/instructor.py solutions LESSON [--release] [--before-deadline]
+                                                          worked solutions after the due date
 
 Each step prints the nbgrader command it runs. This file is the command line only; the grading
 machinery is the package course/grading/:
@@ -123,6 +126,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("lesson")
     p = sub.add_parser("export", help="export grades to CSV")
     p.add_argument("--to", default="grades.csv")
+    p = sub.add_parser("hub-collect", help="collect from nbgrader's exchange (course/hub.py)")
+    p.add_argument("lesson")
+    p = sub.add_parser("solutions", help="worked solutions (course/grading/solutions.py)")
+    p.add_argument("lesson")
+    p.add_argument("--release", action="store_true", help="release them to the exchange")
+    p.add_argument("--before-deadline", action="store_true")
     a = ap.parse_args(argv)
     if a.cmd == "release":
         release(a.lessons)
@@ -139,6 +148,14 @@ def main(argv: list[str] | None = None) -> None:
     elif a.cmd == "export":
         nbgrader("export", f"--CsvExportPlugin.filename={a.to}")
         print(f"grades: {a.to}")
+    elif a.cmd == "hub-collect":
+        from course import hub
+
+        hub.collect(a.lesson, ROOT, *hub.exchange_settings(ROOT))
+    elif a.cmd == "solutions":
+        from course.grading.solutions import solutions
+
+        solutions(a.lesson, ROOT, release=a.release, before_deadline=a.before_deadline)
 
 
 if __name__ == "__main__":
