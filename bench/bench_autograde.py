@@ -100,11 +100,10 @@ def run(lessons=None, reps: int = 1, class_size: int = 20, class_lesson: str = "
             log(f"bench_autograde: {lesson}: sandboxed {med['bwrap']:.1f} s, "
                 f"unsandboxed {med['none']:.1f} s ({over:+.0%})")  # fmt: skip
             rows.append([lesson, f"{med['bwrap']:.1f}", f"{med['none']:.1f}", f"{over:+.0%}",
-                         f"{cpu['bwrap']:.1f}", f"{cpu['none']:.1f}",
-                         "yes" if med["bwrap"] <= TARGET_S else "NO"])  # fmt: skip
+                         f"{cpu['none']:.1f}", "yes" if med["bwrap"] <= TARGET_S else "NO"])  # fmt: skip
         over = tot["bwrap"] / tot["none"] - 1.0
         rows.append(["all (one after another)", f"{tot['bwrap']:.1f}", f"{tot['none']:.1f}",
-                     f"{over:+.0%}", "", "", ""])  # fmt: skip
+                     f"{over:+.0%}", "", ""])  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
         course = _course(Path(tmp), [class_lesson])
         for k in range(class_size):
@@ -127,11 +126,17 @@ def run(lessons=None, reps: int = 1, class_size: int = 20, class_lesson: str = "
         "`--trusted-students` does). Wall clock includes nbgrader's start-up, the sanitising pass, "
         "the kernel start (in the sandbox: bubblewrap's namespaces and mounts, the seeded work "
         "directory) and the grading-mode run of every cell, including the guard's hidden cells "
-        "around each test cell; CPU is the CPU seconds of nbgrader and its kernel. Goal: the "
+        "around each test cell; CPU is the CPU seconds of nbgrader and its kernel (unsandboxed only: a "
+        "sandboxed kernel is reaped inside its pid namespace, so its CPU time never reaches the "
+        "grader's rusage). The sandbox cost is the ratio of the medians (negative: the sandboxed "
+        "run was faster); on a busy machine, see the load average in the first line, a few percent "
+        "either way is run-to-run noise. A sandboxed run faster by 20 % is not noise; its cause is "
+        "not isolated (candidates: Jupyter's ipc transport instead of TCP over loopback, an empty "
+        "HOME with no IPython profile or caches to read). Goal: the "
         f"sandbox costs at most {TARGET_OVERHEAD:.0%} more wall time.\n\n"
     )
     body = table(["lesson", "sandboxed wall s", "unsandboxed wall s", "sandbox cost",
-                  "sandboxed CPU s", "unsandboxed CPU s", f"<= {TARGET_S:.0f} s"], rows)  # fmt: skip
+                  "unsandboxed CPU s", f"sandboxed <= {TARGET_S:.0f} s"], rows)  # fmt: skip
     klass = (
         f"\n\n**Class run.** {class_size} students (the reference solution of {class_lesson}), "
         f"`course/instructor.py autograde {class_lesson} --workers 2` (one nbgrader process and one "
