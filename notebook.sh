@@ -7,13 +7,17 @@
 #   ./notebook.sh 9.2 --fresh     archive your current copy (timestamped) and start from the release
 #   ./notebook.sh 9.2 --no-browser --port 8890    headless: print the URL instead of opening it
 #   ./notebook.sh 9.2 --setup-only                prepare the copy, do not start JupyterLab
+#   ./notebook.sh 9.2 --submit --as ada.lovelace  check 9.2 (nbgrader validate: the visible tests),
+#                                 then write submit/ada.lovelace.zip for your instructor
+#                                 (your name is remembered: next time ./notebook.sh 9.3 --submit)
 #
 # Your copy of a lesson lives in workspace/<lesson>/ and is never overwritten; release/ is only read.
-# COURSE_RELEASE_DIR and COURSE_WORKSPACE override the two folders (the tests use that).
+# COURSE_RELEASE_DIR, COURSE_WORKSPACE and COURSE_SUBMIT_DIR override the folders (the tests use that).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
 RELEASE="${COURSE_RELEASE_DIR:-$ROOT/release}"
 WORKSPACE="${COURSE_WORKSPACE:-$ROOT/workspace}"
+SUBMIT_DIR="${COURSE_SUBMIT_DIR:-$ROOT/submit}"
 NEEDS_BASELM=" 9.5 "   # lessons that load the BaseLM artifact
 
 die() { echo "error: $1" >&2; [ $# -gt 1 ] && echo "  fix: $2" >&2; exit "${3:-2}"; }
@@ -38,7 +42,7 @@ list_lessons() {
   echo "Open one with: ./notebook.sh <lesson>   (e.g. ./notebook.sh $(lessons | head -n 1))"
 }
 
-lesson="" fresh=0 browser=1 port=8888 setup_only=0
+lesson="" fresh=0 browser=1 port=8888 setup_only=0 submit=0 student=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --fresh) fresh=1 ;;
@@ -46,7 +50,10 @@ while [ $# -gt 0 ]; do
     --port) [ $# -ge 2 ] || die "--port needs a number" "./notebook.sh 9.1 --port 8890"; port="$2"; shift ;;
     --port=*) port="${1#--port=}" ;;
     --setup-only) setup_only=1 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --submit) submit=1 ;;
+    --as) [ $# -ge 2 ] || die "--as needs your name" "./notebook.sh 9.1 --submit --as ada.lovelace"; student="$2"; shift ;;
+    --as=*) student="${1#--as=}" ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1" "see ./notebook.sh --help" ;;
     *) [ -z "$lesson" ] || die "one lesson at a time (got $lesson and $1)" "./notebook.sh $lesson"; lesson="$1" ;;
   esac
@@ -64,6 +71,53 @@ if ! lessons | grep -qx -- "$lesson"; then
 fi
 [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] ||
   die "--port must be a number between 1 and 65535, got '$port'" "./notebook.sh $lesson --port 8890"
+
+# --- hand in: validate, then one zip per student that `instructor.py collect` reads -----------------
+if [ "$submit" = 1 ]; then
+  nbfile="$WORKSPACE/$lesson/$lesson.ipynb"
+  [ -f "$nbfile" ] || die "you have no copy of lesson $lesson yet (nothing to submit)" \
+    "open it first: ./notebook.sh $lesson"
+  namefile="$WORKSPACE/.student-name"
+  [ -n "$student" ] || student="$(cat "$namefile" 2>/dev/null || true)"
+  [ -n "$student" ] || die "say who you are, once: the zip is named after you" \
+    "./notebook.sh $lesson --submit --as firstname.lastname"
+  [[ "$student" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die \
+    "--as '$student': use letters, digits, '.', '_' or '-' (no spaces), starting with a letter or digit" \
+    "./notebook.sh $lesson --submit --as ada.lovelace"
+  mkdir -p "$WORKSPACE"
+  echo "$student" >"$namefile"
+  # shellcheck source=scripts/ensure_env.sh
+  source "$ROOT/scripts/ensure_env.sh"
+  echo "==> checking lesson $lesson (nbgrader validate runs your notebook and its visible tests)"
+  if ! out="$(cd "$WORKSPACE/$lesson" && python -m nbgrader validate "$lesson.ipynb" 2>&1)"; then
+    printf '%s\n' "$out" | tail -n 20 >&2
+    die "nbgrader could not check $nbfile (is it a valid notebook?)" \
+      "open it with ./notebook.sh $lesson, or start over with ./notebook.sh $lesson --fresh" 3
+  fi
+  if printf '%s' "$out" | grep -q "Success! Your notebook passes all the tests."; then
+    echo "    all visible tests pass (hidden tests run when your instructor grades)"
+  else
+    printf '%s\n' "$out" | grep -E "VALIDATION FAILED|failed|changed" | head -n 5 | sed 's/^/    /'
+    echo "    warning: some visible tests fail; the zip is written anyway (you can submit again)"
+  fi
+  mkdir -p "$SUBMIT_DIR"
+  zip="$SUBMIT_DIR/$student.zip"
+  python - "$WORKSPACE" "$zip" <<'PY'
+import sys, zipfile
+from pathlib import Path
+ws, dest = Path(sys.argv[1]), Path(sys.argv[2])
+tmp = dest.with_suffix(".zip.part")
+with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+    for nb in sorted(ws.glob("*/*.ipynb")):
+        if nb.stem == nb.parent.name and not nb.is_symlink():  # workspace/<lesson>/<lesson>.ipynb
+            zf.write(nb, f"workspace/{nb.parent.name}/{nb.name}")
+            print(f"    {nb.parent.name}/{nb.name}")
+tmp.replace(dest)
+PY
+  echo "==> wrote $zip (every lesson in your workspace, latest version)"
+  echo "    send this file to your instructor; submitting again replaces it"
+  exit 0
+fi
 
 # --- the student's copy: never overwritten -------------------------------------------------------
 dest="$WORKSPACE/$lesson"
@@ -115,6 +169,20 @@ then
   die "port $port is busy (another Jupyter server?)" \
     "stop that server, or pick another port: ./notebook.sh $lesson --port $((port + 1))" 4
 fi
+
+# The student's JupyterLab: nbgrader's Validate button stays; the instructor's Formgrader, Create
+# Assignment, Course List and the (exchange-only) Assignments list are switched off.
+jconf="$WORKSPACE/.jupyter-student"
+mkdir -p "$jconf/labconfig"
+cat >"$jconf/labconfig/page_config.json" <<'JSON'
+{"disabledExtensions": {"@jupyter/nbgrader:formgrader": true, "@jupyter/nbgrader:create-assignment": true,
+  "@jupyter/nbgrader:course-list": true, "@jupyter/nbgrader:assignment-list": true}}
+JSON
+cat >"$jconf/jupyter_server_config.json" <<'JSON'
+{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": false,
+  "nbgrader.server_extensions.course_list": false, "nbgrader.server_extensions.assignment_list": false}}}
+JSON
+export JUPYTER_CONFIG_PATH="$jconf${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
 
 args=(--ServerApp.root_dir="$dest" --ServerApp.ip=127.0.0.1 --ServerApp.port="$port"
   --ServerApp.port_retries=0 --LabApp.default_url="/lab/tree/$notebook")

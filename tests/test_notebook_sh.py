@@ -141,3 +141,108 @@ def stop(proc: subprocess.Popen) -> str:
         except subprocess.TimeoutExpired:
             continue
     return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# --submit: validate, then a zip that `instructor.py collect` accepts, named after the student
+
+
+def _submit_env(bundle: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    return dict(bundle, COURSE_SUBMIT_DIR=str(tmp_path / "submit"))
+
+
+def test_submit_needs_a_copy_and_a_name(bundle, tmp_path):
+    env = _submit_env(bundle, tmp_path)
+    out = run(["9.0", "--submit", "--as", "ada"], env)
+    assert out.returncode == 2 and "no copy of lesson 9.0" in out.stderr and "fix:" in out.stderr
+    run(["9.0", "--setup-only"], env)
+    out = run(["9.0", "--submit"], env)
+    assert out.returncode == 2 and "--as" in out.stderr, out.stderr
+    out = run(["9.0", "--submit", "--as", "ada lovelace"], env)
+    assert out.returncode == 2 and "no spaces" in out.stderr, out.stderr
+    assert not (tmp_path / "submit").exists()
+
+
+def test_submit_writes_a_zip_that_collect_accepts(bundle, tmp_path):
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from course.grading.collect import collect_report
+
+    env = _submit_env(bundle, tmp_path)
+    for lesson in ["9.0", "9.10"]:
+        run([lesson, "--setup-only"], env)
+    nb_path = Path(env["COURSE_WORKSPACE"]) / "9.0" / "9.0.ipynb"
+    nb_path.write_text(nb_path.read_text().replace("x = 1", "x = 'ada was here'"))
+    out = run(["9.0", "--submit", "--as", "ada.lovelace"], env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "all visible tests pass" in out.stdout, out.stdout
+    zip_path = tmp_path / "submit" / "ada.lovelace.zip"
+    assert zip_path.is_file() and str(zip_path) in out.stdout
+    # the name is remembered; a second student's zip sits next to it
+    out = run(["9.10", "--submit"], env)
+    assert out.returncode == 0 and "ada.lovelace.zip" in out.stdout, out.stderr
+    bob = dict(env, COURSE_WORKSPACE=str(tmp_path / "bob-ws"))
+    run(["9.0", "--setup-only"], bob)
+    assert run(["9.0", "--submit", "--as", "bob"], bob).returncode == 0
+    got, refused = collect_report(tmp_path / "submit", ["9.0", "9.10"], root=tmp_path / "course")
+    assert got == {"ada.lovelace": ["9.0", "9.10"], "bob": ["9.0"]} and not refused, (got, refused)
+    collected = tmp_path / "course" / "submitted" / "ada.lovelace" / "9.0" / "9.0.ipynb"
+    assert "ada was here" in collected.read_text()
+
+
+def test_submit_warns_when_a_visible_test_fails(bundle, tmp_path):
+    env = _submit_env(bundle, tmp_path)
+    run(["9.0", "--setup-only"], env)
+    nb_path = Path(env["COURSE_WORKSPACE"]) / "9.0" / "9.0.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("assert x == 2, 'x should be 2'"))
+    nb.cells[-1].metadata["nbgrader"] = {"grade": True, "grade_id": "test_x", "points": 1,
+                                         "solution": False, "locked": True,
+                                         "schema_version": 3}  # fmt: skip
+    nbformat.write(nb, nb_path)
+    out = run(["9.0", "--submit", "--as", "ada"], env)
+    assert out.returncode == 0, out.stderr
+    assert "warning: some visible tests fail" in out.stdout, out.stdout
+    assert (tmp_path / "submit" / "ada.zip").is_file()
+
+
+def test_students_jupyterlab_has_no_formgrader(bundle):
+    import re
+    import urllib.error
+
+    port = free_port()
+    proc = subprocess.Popen([str(SCRIPT), "9.0", "--no-browser", "--port", str(port)], env=bundle,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # fmt: skip
+    try:
+        url, deadline = None, time.time() + 120
+        while time.time() < deadline and url is None:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                break
+            m = re.search(rf"http://127\.0\.0\.1:{port}/lab\S*token=(\w+)", line)
+            url = m and m.group(1)
+        assert url, "JupyterLab printed no URL"
+        token = url
+        base = f"http://127.0.0.1:{port}"
+        page, deadline = None, time.time() + 60
+        while page is None:
+            try:
+                with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=30) as r:
+                    page = r.read().decode()
+            except urllib.error.URLError:
+                if time.time() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.5)
+        config = json.loads(re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', page,
+                                      re.S).group(1))  # fmt: skip
+        disabled = config.get("disabledExtensions", [])
+        assert "@jupyter/nbgrader:formgrader" in disabled, disabled
+        assert "@jupyter/nbgrader:create-assignment" in disabled, disabled
+        assert "@jupyter/nbgrader:validate-assignment" not in disabled, disabled
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=30)
+        assert err.value.code == 404
+    finally:
+        stop(proc)
