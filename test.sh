@@ -14,6 +14,16 @@ if ! command -v bwrap >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/d
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null ||
     echo "    bubblewrap could not be installed; grading tests run unsandboxed and the attack suite skips"
 fi
+# --- JupyterHub class test (tests/test_hub.py): the proxy from npm (JupyterHub itself: requirements.txt)
+if ! command -v configurable-http-proxy >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "==> installing configurable-http-proxy (npm) for the JupyterHub test (first run only)"
+  if ! command -v npm >/dev/null && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm) >/dev/null || true
+  fi
+  (command -v npm >/dev/null && npm install -g -s configurable-http-proxy@5.3.0 >/dev/null) ||
+    echo "    configurable-http-proxy could not be installed; tests/test_hub.py will skip and say why"
+fi
+# --- end of the JupyterHub block
 echo "==> ruff"
 ruff check .
 ruff format --check .

@@ -600,3 +600,42 @@ def test_browser_student_and_no_formgrader_for_students(hub_class):
     assert b["formgrader_page"] == 404, b
     assert "Success" in b["validate"], f"Validate on a correct notebook: {b['validate']}"
     assert hub_class["ben_formgrader"] == 404
+
+
+# ---------------------------------------------------------------------------------------------
+# worked solutions of every lesson (no Hub, no root needed)
+
+
+def test_worked_solutions_hold_every_solution_and_no_hidden_test(tmp_path):
+    import datetime as dt
+
+    from course.grading import solutions as W
+    from tests.nbgrader_course import Course
+    from tests.test_autograder import hidden_lines
+
+    lessons = sorted(p.name for p in (ROOT / "source_notebooks").iterdir() if p.is_dir())
+    course = Course(tmp_path / "course", lessons)
+    for lesson in lessons:
+        course.release(lesson)
+    with pytest.raises(SystemExit, match="no due date"):
+        W.solutions(lessons[0], root=course.root)
+    course.nbgrader("db", "assignment", "add", lessons[0], "--duedate=2999-01-01 00:00:00 UTC")
+    with pytest.raises(SystemExit, match="is due 2999"):
+        W.solutions(lessons[0], root=course.root)
+    course.nbgrader("db", "assignment", "add", lessons[0], f"--duedate={PAST_DUE}")
+    W.check_deadline(lessons[0], course.root, now=dt.datetime.now(dt.UTC))
+    for lesson in lessons:
+        out = W.solutions(lesson, root=course.root, before_deadline=lesson != lessons[0])
+        text = "\n".join(c.source for c in nbformat.read(out, as_version=4).cells)
+        leaked = [ln for ln in hidden_lines(lesson) if ln in text]
+        assert not leaked, f"{lesson}: hidden tests in the worked solution: {leaked[:3]}"
+        assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+        src = nbformat.read(ROOT / "source_notebooks" / lesson / f"{lesson}.ipynb", as_version=4)
+        n = 0
+        for c in src.cells:
+            if c.metadata.get("nbgrader", {}).get("solution"):
+                n += 1
+                body = W.SOLUTION_MARKERS.sub("", c.source).strip()
+                assert body in text, f"{lesson}: {c.metadata['nbgrader']['grade_id']} is missing"
+        assert text.count("**Worked solution (") == n > 0
+        assert not (course.root / "solution" / lesson).exists(), "nbgrader's raw copy is left"
