@@ -1,0 +1,168 @@
+"""Run lesson 9.5's BaseLM lab in its full profile and commit what it measured.
+
+Executes ``source_notebooks/9.5/9.5.ipynb`` (the instructor's solutions) top to bottom in a
+temporary folder with nbclient, then reads every BaseLM run it saved (``runs/<name>/passport.json``,
+``history.json`` and ``heldout.json``) and writes ``course/records/baselm_lab.json``: per run, the
+held-out greedy pass rates before and after under each verifier with the 95% paired interval
+(``helpers.stats.paired_difference``), attempts/skips, and for the K sweep the degenerate-group
+fraction and the within-group reward std; plus the BaseLM weights hash, the seeds, the CPU and the
+library versions. The registry row 9.5-11 quotes this file, and ``tests/test_lab_record.py`` checks
+that it does. One seed (0) per run; the numbers belong to this machine's CPU (see lesson 9.5).
+
+Run: ``python course/make_baselm_lab_record.py`` (about 10 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from helpers.baselm import _cpu_model, baselm_dir  # noqa: E402
+from helpers.stats import paired_difference  # noqa: E402
+
+NOTEBOOK = ROOT / "source_notebooks" / "9.5" / "9.5.ipynb"
+OUT = ROOT / "course" / "records" / "baselm_lab.json"
+RUNS = ("format_smoke", "arith_main", "arith_sloppy", "arith_no_kl")
+SWEEP = ("sweep_K2", "sweep_K8", "sweep_K16")
+
+
+def execute(workdir: Path, timeout: int = 3600) -> float:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_SMOKE", "NBGRADER_EXECUTION")}
+    os.environ.clear()
+    os.environ.update(env)
+    t0 = time.time()
+    NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": str(workdir)}}).execute()
+    nbformat.write(nb, workdir / "executed.ipynb")
+    return time.time() - t0
+
+
+def summarise(runs_dir: Path) -> dict:
+    out = {}
+    for name in RUNS + SWEEP:
+        d = runs_dir / name
+        held = json.loads((d / "heldout.json").read_text())
+        extra = json.loads((d / "passport.json").read_text())["extra"]
+        hist = json.loads((d / "history.json").read_text())["history"]
+        rates = {}
+        for v in held["before"]:
+            pd = paired_difference(held["before"][v], held["after"][v])
+            rates[v] = {
+                "before": pd.before,
+                "after": pd.after,
+                "diff": round(pd.diff, 4),
+                "ci95": [round(pd.low, 4), round(pd.high, 4)],
+                "gained": pd.gained,
+                "lost": pd.lost,
+                "excludes_zero": pd.excludes_zero,
+            }
+        out[name] = {
+            "n_heldout": len(held["prompts"]),
+            "rates": rates,
+            "steps": extra["steps_run"],
+            "groups_attempted": int(sum(hist["groups"])),
+            "groups_skipped": int(sum(hist["skipped"])),
+            "initial_pass_rate": extra["data"].get("initial_pass_rate"),
+        }
+    sweep = json.loads((runs_dir / "sweep.json").read_text())
+    for k, v in sweep.items():
+        out[f"sweep_K{k}"]["sweep"] = v
+    return out
+
+
+def _diff(x: dict) -> str:
+    lo, hi = x["ci95"]
+    verdict = "" if x["excludes_zero"] else ", no difference measured"
+    return (
+        f"{x['before']:.2f} -> {x['after']:.2f} ({x['diff']:+.2f} [{lo:+.2f}, {hi:+.2f}]{verdict})"
+    )
+
+
+def figures(record: dict) -> list[str]:
+    """The phrases of the registry row 9.5-11, each made from the record (the test checks them)."""
+    r = record["runs"]
+    out = [
+        f"BaseLM weights sha256 {record['baselm_weights_sha256'][:12]}",
+        f"{record['machine']['cpu']}, {record['machine']['torch_cpu_capability']} kernels",
+        f"format smoke {r['format_smoke']['steps']} steps: {_diff(r['format_smoke']['rates']['format'])}"
+        f" on {r['format_smoke']['n_heldout']} items",
+        f"main run: {_diff(r['arith_main']['rates']['strict'])}",
+        f"sloppy-verifier run: {_diff(r['arith_sloppy']['rates']['strict'])} under the strict verifier"
+        f" and {_diff(r['arith_sloppy']['rates']['sloppy'])} under the sloppy one",
+        f"beta = 0: {_diff(r['arith_no_kl']['rates']['strict'])}",
+    ]
+    for k in (2, 8, 16):
+        sw = r[f"sweep_K{k}"]["sweep"]
+        out.append(
+            f"K={k}: degenerate groups {sw['degenerate_frac']:.2f}, within-group reward std "
+            f"{sw['within_group_reward_std']:.2f}, held-out {_diff(r[f'sweep_K{k}']['rates']['strict'])}"
+        )
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep the executed notebook and runs/ in this folder",
+    )
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="baselm-lab-") as tmp:
+        work = Path(tmp)
+        seconds = execute(work)
+        if a.keep:
+            shutil.copytree(work, a.keep, dirs_exist_ok=True)
+        runs = summarise(work / "runs")
+    import torch
+    import transformers
+
+    baselm = json.loads((baselm_dir() / "passport.json").read_text())
+    record = {
+        "command": "python course/make_baselm_lab_record.py",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "notebook_seconds": round(seconds, 1),
+        "baselm_weights_sha256": baselm["weights_sha256"],
+        "seeds": {"trainer": 0, "lora": 0},
+        "machine": {
+            "cpu": _cpu_model(),
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "cores": os.cpu_count(),
+        },
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+        },
+        "runs": runs,
+    }
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(record, indent=1) + "\n")
+    for name, r in runs.items():
+        if "rates" in r:
+            for v, x in r["rates"].items():
+                print(f"{name:14s} {v:7s} {x['before']:.2f} -> {x['after']:.2f}  ci95 {x['ci95']}")
+        else:
+            print(name, r)
+    print(f"wrote {a.out} ({seconds:.0f} s of notebook)")
+    print("registry 9.5-11 phrases:\n  " + "\n  ".join(figures(record)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
