@@ -97,7 +97,21 @@ if [ "$submit" = 1 ]; then
   if printf '%s' "$out" | grep -q "Success! Your notebook passes all the tests."; then
     echo "    all visible tests pass (hidden tests run when your instructor grades)"
   else
-    printf '%s\n' "$out" | grep -E "VALIDATION FAILED|failed|changed" | head -n 5 | sed 's/^/    /'
+    printf '%s\n' "$out" | python -c '
+import re, sys
+text = sys.stdin.read()
+head = re.search(r"VALIDATION FAILED ON \d+ CELL\(S\)!", text)
+print("    " + (head.group(0) if head else "validation did not pass:"))
+for block in re.split(r"\nThe following cell (?:failed|has changed[^\n]*):\n", text)[1:]:
+    lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
+    first = lines[0][:70] if lines else "?"
+    errs = [ln for ln in lines if re.match(r"\w*(Error|Exception)\b", ln)]
+    err = re.sub(r"\s+Traceback \(most recent call last\)$", "", errs[-1]) if errs else ""
+    if "You did not provide a response" in block:
+        err = "no answer written yet"
+    msg = err[:70] or "see the notebook"
+    print(f"      {first}  ->  {msg}")
+' | head -n 12
     echo "    warning: some visible tests fail; the zip is written anyway (you can submit again)"
   fi
   mkdir -p "$SUBMIT_DIR"

@@ -204,6 +204,8 @@ def test_submit_warns_when_a_visible_test_fails(bundle, tmp_path):
     out = run(["9.0", "--submit", "--as", "ada"], env)
     assert out.returncode == 0, out.stderr
     assert "warning: some visible tests fail" in out.stdout, out.stdout
+    assert "VALIDATION FAILED ON 1 CELL(S)!" in out.stdout, out.stdout
+    assert "assert x == 2" in out.stdout and "AssertionError: x should be 2" in out.stdout
     assert (tmp_path / "submit" / "ada.zip").is_file()
 
 
