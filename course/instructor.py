@@ -61,6 +61,7 @@ BUNDLE_FILES = [
 ]
 # The student's README is written for the bundle (no tests, no instructor files in it).
 BUNDLE_README = "course/STUDENT_README.md"
+BUNDLE_SOURCES = "course/Module_9_Sources.md"  # the claims registry: lessons cite its ids [9.X-n]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -91,6 +92,7 @@ def bundle(out: Path, root: Path = ROOT) -> Path:
         else:
             shutil.copy2(src, dest / rel)
     shutil.copy2(root / BUNDLE_README, dest / "README.md")
+    shutil.copy2(root / BUNDLE_SOURCES, dest / "Module_9_Sources.md")  # the ids the lessons cite
     tar = out / "rlvr-grpo-module9.tar.gz"
     with tarfile.open(tar, "w:gz") as tf:
         tf.add(dest, arcname=dest.name)

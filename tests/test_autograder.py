@@ -251,6 +251,12 @@ def test_student_bundle_has_no_solution_or_hidden_test(tmp_path):
         "the bundle's README is the student's"
     )
     assert (root / "helpers" / "data" / "gru_lab_smoke.json").exists(), "lessons 9.4/9.5 read it"
+    assert (root / "helpers" / "data" / "baselm" / "model.safetensors").exists(), (
+        "the shipped BaseLM"
+    )
+    assert "| 9.5-11 |" in (root / "Module_9_Sources.md").read_text(), (
+        "the registry the lessons cite"
+    )
     for banned in (
         "source_notebooks/",
         "course/",
