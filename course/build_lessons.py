@@ -14,6 +14,12 @@ Cell markers (a cell starts at a line beginning with ``# %%``):
                                          model answer and the rubric, the release an empty answer
     # %% [locked] id=setup               read-only code cell (students cannot edit it)
 
+Inside the hidden tests of a [tests] cell, a line ``# @reference ID [ID ...]`` is replaced by the
+code of those solution cells (markers and docstrings removed, comments lost) with every function
+they define renamed ``_ref_<name>``: the differential tests compare the student's function with the
+reference on random inputs, and this copy is made here so the reference is written once. Hidden
+tests never reach the release, and feedback redacts them (course/grading/safety.py).
+
 Usage: python course/build_lessons.py [--check] [LESSON ...]
 """
 
@@ -31,6 +37,8 @@ LESSONS_DIR = ROOT / "course" / "lessons"
 SOURCE_DIR = ROOT / "source_notebooks"
 
 HEADER = re.compile(r"^# %%(?:\s+\[(?P<kind>\w+)\])?(?P<args>.*)$")
+REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 
 
 def _parse_args(text: str) -> dict[str, str]:
@@ -77,6 +85,61 @@ def _meta(kind: str, args: dict[str, str]) -> dict:
     raise ValueError(f"unknown cell kind {kind!r}")
 
 
+def reference_copy(solutions: dict[str, str], ids: list[str], indent: str = "") -> str:
+    """The solution cells ``ids`` as hidden-test code: functions renamed ``_ref_<name>``."""
+    import ast
+
+    trees = []
+    for gid in ids:
+        if gid not in solutions:
+            raise ValueError(f"# @reference {gid}: no solution cell with that id above this line")
+        code = "\n".join(ln for ln in solutions[gid].splitlines() if not SOLUTION_MARKER.match(ln))
+        trees.append(ast.parse(code))
+    names = {n.name for t in trees for n in t.body if isinstance(n, ast.FunctionDef)}
+
+    class Rename(ast.NodeTransformer):
+        def visit_FunctionDef(self, node):
+            self.generic_visit(node)
+            if node.name in names:
+                node.name = "_ref_" + node.name
+            if (
+                node.body
+                and isinstance(node.body[0], ast.Expr)
+                and isinstance(getattr(node.body[0], "value", None), ast.Constant)
+                and isinstance(node.body[0].value.value, str)
+            ):
+                node.body = node.body[1:] or [ast.Pass()]
+            return node
+
+        def visit_Name(self, node):
+            if node.id in names:
+                node.id = "_ref_" + node.id
+            return node
+
+    body = "\n".join(ast.unparse(Rename().visit(t)) for t in trees)
+    head = f"# reference copy of {', '.join(ids)} (made by course/build_lessons.py)"
+    return "\n".join(indent + ln if ln else ln for ln in [head, *body.splitlines()])
+
+
+def _expand_references(body: str, solutions: dict[str, str], where: str) -> str:
+    out, hidden = [], False
+    for ln in body.splitlines():
+        if "### BEGIN HIDDEN TESTS" in ln:
+            hidden = True
+        elif "### END HIDDEN TESTS" in ln:
+            hidden = False
+        m = REFERENCE.match(ln)
+        if m:
+            if not hidden:
+                raise ValueError(
+                    f"{where}: '# @reference' outside the hidden tests would show the solution"
+                )
+            out.append(reference_copy(solutions, m["ids"].split(), m["indent"]))
+        else:
+            out.append(ln)
+    return "\n".join(out)
+
+
 def build(source: Path) -> nbformat.NotebookNode:
     """Parse one percent-format lesson into an nbgrader source notebook."""
     cells, current = [], None
@@ -96,10 +159,14 @@ def build(source: Path) -> nbformat.NotebookNode:
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
-    seen = set()
+    seen, solutions = set(), {}
     for c in cells:
         kind, args = c["kind"], c["args"]
         body = "\n".join(c["lines"]).strip("\n")
+        if kind == "solution":
+            solutions[args.get("id")] = body
+        elif kind == "tests":
+            body = _expand_references(body, solutions, f"{source.name} [tests] {args.get('id')}")
         if kind in ("markdown", "written"):
             cell = nbformat.v4.new_markdown_cell(_markdown(c["lines"]))
         else:

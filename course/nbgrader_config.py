@@ -32,11 +32,13 @@ c.Execute.interrupt_on_timeout = False
 # (nbgrader always runs with allow_errors=True; it is not a config option.)
 # Restore test cells a student deleted, so their points are still graded (and lost).
 c.OverwriteCells.add_missing_cells = True
-# A correct answer that triggers a library warning must not score 0: stderr lines matching this
-# pattern are dropped before grading (nbgrader fails a test cell on any stderr output).
-# IgnorePattern is off unless enabled (nbgrader 0.9 default: enabled=False).
+# Policy: stderr never fails a test cell (nbgrader would give 0 points for any stderr output, so a
+# correct answer that logs or warns would lose them). StderrShownNotGraded (course/grading/
+# stderr_policy.py, in the autograde list below) turns stderr into stdout marked "[stderr] ", so the
+# student still sees it; only an error fails a cell. IgnorePattern stays enabled as a second line:
+# any stderr left after that (there is none) would be dropped.
 c.IgnorePattern.enabled = True
-c.IgnorePattern.pattern = r"(?s).*(Warning|warn\().*"
+c.IgnorePattern.pattern = r"(?s).*"
 
 
 # Grading safety (course/grading/safety.py): GuardedExecute replaces Execute (runs the kernel in the
@@ -71,10 +73,12 @@ from nbgrader.preprocessors import (  # noqa: E402
 )
 
 from course.grading.safety import make_safety_classes  # noqa: E402
+from course.grading.stderr_policy import StderrShownNotGraded  # noqa: E402
 
 GuardedExecute, RedactHiddenTests = make_safety_classes()
 c.Autograde.autograde_preprocessors = [
     GuardedExecute,
+    StderrShownNotGraded,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

@@ -1084,6 +1084,7 @@ with np.errstate(
         [[-1.5, -1.0, 0.0, -np.inf], [-0.5, -2.0, np.nan, 0.0], [-1000.0, -3.0, -1.0, 2.0]]
     )
     _m = np.array([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]])
+    # contract: mask-dtypes, masked-garbage, dtype
     _out = token_ratios(_new, _old, _m)
     _out_b = token_ratios(_new, _old, _m.astype(bool))
     _out_f = token_ratios(_new, _old, _m.astype(np.float32))
@@ -1102,17 +1103,34 @@ _got = np.array(
     dtype=np.float64,
 )
 assert np.all(_got == 1.0)
-# inputs are not modified
+# contract: no-modify
 _a, _b = np.array([[-1.0, -2.0]]), np.array([[-2.0, -1.0]])
 token_ratios(_a, _b, np.array([[1, 0]]))
 assert np.array_equal(_a, [[-1.0, -2.0]]) and np.array_equal(_b, [[-2.0, -1.0]])
-# shape mismatch
-try:
-    token_ratios(np.zeros((2, 3)), np.zeros((2, 3)), np.ones((3, 2)))
-except ValueError:
-    pass
-else:
-    raise AssertionError("mismatched shapes must raise ValueError")
+# contract: shape-errors (each array alone of another shape, or not 2-D)
+for _shapes in [((2, 3), (2, 3), (3, 2)), ((2, 3), (2, 4), (2, 3)), ((2, 3), (1, 3), (2, 3)),
+                ((2, 3), (2, 3), (2, 2)), ((3,), (3,), (3,)), ((1, 2, 3),) * 3,
+                ((2, 4), (2, 3), (2, 3)), ((2, 2), (2, 3), (2, 3))]:  # fmt: skip
+    try:
+        token_ratios(*(np.zeros(_s) for _s in _shapes))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"shapes {_shapes} must raise ValueError")
+# contract: differential (seeded random inputs against the reference)
+# @reference token_ratios
+_rng = np.random.default_rng(92)
+with np.errstate(all="ignore"):
+    for _case in range(30):
+        _G, _T = int(_rng.integers(1, 6)), int(_rng.integers(1, 9))
+        _new = _rng.normal(-3, 3, (_G, _T))
+        _old = _new + _rng.normal(0, 1.5, (_G, _T))
+        _m = _rng.random((_G, _T)) < 0.7
+        _new[~_m] = _rng.choice([np.nan, -np.inf, 0.0, 50.0])
+        _want = _ref_token_ratios(_new, _old, _m)
+        _got = np.array(token_ratios(_new.copy(), _old.copy(), _m.copy()), dtype=np.float64)
+        np.testing.assert_allclose(_got, _want, rtol=1e-12, atol=0, err_msg=f"case {_case}")
+del _ref_token_ratios
 ### END HIDDEN TESTS
 
 # %% [markdown]

@@ -5,16 +5,19 @@ A variant file ``tests/grading/<lesson>.py`` is plain Python split into sections
     # %% bug FUNCTION: what is wrong (the pitfall the lesson names)
     # %% valid FUNCTION: how this correct version differs from the reference
     # %% depends TEST_CELL: FUNCTION [FUNCTION ...]
+    # %% equivalent FUNCTION: KEY before -> after   (then comment lines: why no test can kill it)
 
 FUNCTION is a graded function (a ``def`` in a ``[solution]`` cell of the source notebook). A section's
 code redefines it (and only it). ``depends`` says that a test cell exercises FUNCTION through another
 graded function that calls it (``expected_draws`` calls ``p_info``): a bug in FUNCTION may then also
-fail that cell, and nowhere else.
+fail that cell, and nowhere else. ``equivalent`` argues that a mutant of FUNCTION's reference that
+the mutation run (tests/grading/mutation.py) leaves alive computes the same contract; KEY is the
+mutant's key from that run and the comment lines below the header are the argument.
 
 ``run_variants`` executes the source notebook once (as the autograder would, NBGRADER_EXECUTION set),
 then for each variant: execs its code, re-runs every graded test cell (visible and hidden tests, as in
-the source), records which cells fail (an error output, or stderr that the course's IgnorePattern does
-not drop: exactly nbgrader's rule), and restores the reference by re-running the solution cells.
+the source), records which cells fail (an error output; stderr is shown, not graded: the course's
+stderr policy, course/grading/stderr_policy.py), and restores the reference by re-running the solution cells.
 The kernel runs in the grading sandbox (course/grading/sandbox.py) wherever it can start.
 """
 
@@ -32,7 +35,7 @@ from course.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-HEADER = re.compile(r"^# %% (bug|valid|depends) ([\w.]+): ?(.*)$")
+HEADER = re.compile(r"^# %% (bug|valid|depends|equivalent) ([\w.]+): ?(.*)$")
 DEF = re.compile(r"^def (\w+)\(", re.M)
 SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*\n", re.M)
 
@@ -97,26 +100,39 @@ class VariantFile:
     lesson: str
     variants: list[Variant]
     depends: dict[str, set[str]] = field(default_factory=dict)  # test cell -> functions
+    equivalent: dict[str, str] = field(default_factory=dict)  # mutant key -> argument
+    equivalent_function: dict[str, str] = field(default_factory=dict)  # mutant key -> function
 
     @classmethod
     def load(cls, lesson: str) -> VariantFile:
         path = HERE / f"{lesson}.py"
         variants, depends, current = [], {}, None
+        equivalent, eq_fn, eq_key = {}, {}, None
         for line in path.read_text().splitlines():
             m = HEADER.match(line)
             if m:
                 kind, name, rest = m.groups()
+                current = eq_key = None
                 if kind == "depends":
                     depends[name] = set(rest.split())
-                    current = None
+                elif kind == "equivalent":
+                    eq_key = rest.split()[0] if rest.split() else ""
+                    if not eq_key or eq_key in equivalent:
+                        raise ValueError(
+                            f"{path.name}: equivalent needs a new mutant key: {line!r}"
+                        )
+                    equivalent[eq_key], eq_fn[eq_key] = "", name
                 else:
                     current = Variant(kind, name, rest.strip(), "")
                     variants.append(current)
             elif line.startswith("# %%"):
                 raise ValueError(f"{path.name}: malformed header {line!r}")
+            elif eq_key is not None:
+                if line.strip():
+                    equivalent[eq_key] += line.strip().removeprefix("#").strip() + " "
             elif current is not None:
                 current.code += line + "\n"
-        return cls(lesson, variants, depends)
+        return cls(lesson, variants, depends, {k: v.strip() for k, v in equivalent.items()}, eq_fn)
 
     def may_fail(self, lesson: Lesson, v: Variant) -> tuple[set[str], set[str]]:
         """(cells that must fail, cells that may also fail) for a bug variant."""
@@ -137,59 +153,105 @@ def ignore_pattern() -> re.Pattern:
 
 
 def cell_failed(cell, pattern: re.Pattern) -> bool:
-    for o in cell.get("outputs", []):
-        if o.output_type == "error":
-            return True
-        if o.output_type == "stream" and o.name == "stderr" and not pattern.search(o.text):
-            return True
-    return False
+    """nbgrader's verdict under the course's settings: an error output fails the cell; stderr does
+    not (course/grading/stderr_policy.py shows it as output), nor would stderr that ``pattern``
+    (the IgnorePattern) drops."""
+    return any(o.output_type == "error" for o in cell.get("outputs", []))
+
+
+class GradingKernel:
+    """One kernel that has executed a lesson's source notebook as the autograder would.
+
+    ``with GradingKernel("9.2") as k:`` starts the kernel (sandboxed wherever the sandbox can
+    start), runs every cell with NBGRADER_EXECUTION=autograde and records ``k.baseline`` (graded
+    test cell -> failed). ``k.try_code(code, cells)`` execs ``code`` (a variant of a solution cell),
+    re-runs the given test cells and returns {cell: failed}; ``k.restore()`` puts the reference
+    back. A cell that runs past ``timeout`` seconds is interrupted and counts as failed (as in a
+    class run, where the notebook's time limit fails it); a kernel that dies raises
+    ``nbclient.exceptions.DeadKernelError`` and the caller starts a new GradingKernel.
+    """
+
+    def __init__(self, lesson: str, timeout: int = 120):
+        self.lesson, self.info, self.timeout = lesson, Lesson.load(lesson), timeout
+        self.pattern = ignore_pattern()
+        self.env = dict(os.environ, NBGRADER_EXECUTION="autograde")
+        nb = self.info.nb
+        self.client = NotebookClient(
+            nb, timeout=timeout, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True,
+            resources={"metadata": {"path": str(ROOT / "source_notebooks" / lesson)}},
+        )  # fmt: skip
+        if sandbox.unavailable_reason() is None:  # the kernel runs as in a class run: sandboxed
+            self.client.kernel_manager_class = sandbox.kernel_manager_class(
+                sandbox.Limits(), [ROOT / "release" / lesson]
+            )
+        self.baseline: dict[str, bool] = {}
+        self.cell_seconds: dict[str, float] = {}
+
+    def __enter__(self) -> GradingKernel:
+        import time
+
+        self._old_env = os.environ.copy()
+        os.environ.update(self.env)
+        self._ctx = self.client.setup_kernel(env=self.env)
+        self._ctx.__enter__()
+        nb, test_index = self.info.nb, {i: g for g, i in self.info.test_cells.items()}
+        for idx, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                t0 = time.perf_counter()
+                self.client.execute_cell(cell, idx)
+                if idx in test_index:
+                    self.cell_seconds[test_index[idx]] = time.perf_counter() - t0
+        self.baseline = {
+            g: cell_failed(nb.cells[i], self.pattern) for g, i in self.info.test_cells.items()
+        }
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._ctx.__exit__(*exc)
+        except Exception:  # a dead kernel cannot be shut down cleanly; nothing is left to save
+            pass
+        finally:
+            os.environ.clear()
+            os.environ.update(self._old_env)
+
+    def run_tests(self, cells: list[str] | None = None) -> dict[str, bool]:
+        out = {}
+        for gid in cells or list(self.info.test_cells):
+            idx = self.info.test_cells[gid]
+            cell = nbformat.v4.new_code_cell(self.info.nb.cells[idx].source)
+            self.client.execute_cell(cell, idx)
+            out[gid] = cell_failed(cell, self.pattern)
+        return out
+
+    def run_code(self, code: str, idx: int = 0) -> bool:
+        """Exec ``code``; True when it ran without an error (or stderr nbgrader would count)."""
+        cell = nbformat.v4.new_code_cell(code)
+        self.client.execute_cell(cell, idx)
+        return not cell_failed(cell, self.pattern)
+
+    def try_code(self, code: str, cells: list[str] | None = None) -> dict[str, bool] | None:
+        """Run the variant ``code`` and then the test cells; None when the code itself fails."""
+        if not self.run_code(code):
+            return None
+        return self.run_tests(cells)
+
+    def restore(self) -> None:
+        for gid, idx in self.info.solution_cells.items():
+            if not self.run_code(self.info.nb.cells[idx].source, idx):
+                raise RuntimeError(f"{self.lesson}: the reference cell {gid} failed to run again")
 
 
 def run_variants(lesson: str, variants: list[Variant], timeout: int = 120) -> dict:
     """Execute the lesson once, then every variant; returns {"baseline": {...}, name: {cell: failed}}."""
-    info = Lesson.load(lesson)
-    nb = info.nb
-    pattern = ignore_pattern()
-    env = dict(os.environ, NBGRADER_EXECUTION="autograde")
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(ROOT / "source_notebooks" / lesson)}})  # fmt: skip
-    if sandbox.unavailable_reason() is None:  # the kernel runs as in a class run: sandboxed
-        client.kernel_manager_class = sandbox.kernel_manager_class(
-            sandbox.Limits(), [ROOT / "release" / lesson]
-        )
     results: dict[str, dict[str, bool]] = {}
-
-    def run_tests() -> dict[str, bool]:
-        out = {}
-        for gid, idx in info.test_cells.items():
-            cell = nbformat.v4.new_code_cell(nb.cells[idx].source)
-            client.execute_cell(cell, idx)
-            out[gid] = cell_failed(cell, pattern)
-        return out
-
-    def run_code(code: str, idx: int) -> None:
-        cell = nbformat.v4.new_code_cell(code)
-        client.execute_cell(cell, idx)
-        if cell_failed(cell, pattern):
-            raise RuntimeError(f"{lesson}: code failed to run:\n{code}\n{cell.outputs}")
-
-    old_env = os.environ.copy()
-    os.environ.update(env)
-    try:
-        with client.setup_kernel(env=env):
-            for idx, cell in enumerate(nb.cells):
-                if cell.cell_type == "code":
-                    client.execute_cell(cell, idx)
-            results["baseline"] = {
-                g: cell_failed(nb.cells[i], pattern) for g, i in info.test_cells.items()
-            }
-            for v in variants:
-                run_code(v.code, 0)
-                results[v.name] = run_tests()
-                for idx in info.solution_cells.values():  # restore the reference
-                    run_code(nb.cells[idx].source, idx)
-            results["restored"] = run_tests()
-    finally:
-        os.environ.clear()
-        os.environ.update(old_env)
+    with GradingKernel(lesson, timeout) as k:
+        results["baseline"] = k.baseline
+        for v in variants:
+            got = k.try_code(v.code)
+            if got is None:
+                raise RuntimeError(f"{lesson}: code failed to run:\n{v.code}")
+            results[v.name] = got
+            k.restore()
+        results["restored"] = k.run_tests()
     return results

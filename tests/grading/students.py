@@ -186,6 +186,22 @@ def attacker(lesson: str, kind: str):
                 flags=re.S | re.M,
             )
         return nb, expected_points(lesson, set())
+    if kind == "logs":  # correct, but every function reports through logging (stderr) and print
+        nb = filled(lesson)
+        for gid in sols:
+            i = _cell_index(nb, gid)
+            nb.cells[i].source = re.sub(
+                r'^(def \w+\(.*?\).*?:\n(?:\s+""".*?"""\n)?)',
+                lambda m: (
+                    m.group(1)
+                    + "    import logging, sys\n    logging.basicConfig(level=logging.INFO)\n"
+                    + "    logging.getLogger('mine').info('computing')\n"
+                    + "    print('progress', file=sys.stderr)\n"
+                ),
+                nb.cells[i].source,
+                flags=re.S | re.M,
+            )
+        return nb, expected_points(lesson, set())
     raise ValueError(kind)
 
 
@@ -204,6 +220,7 @@ ATTACKS = [
     "monkeypatch",
     "liar",
     "warns",
+    "logs",
 ]
 
 
