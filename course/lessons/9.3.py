@@ -142,6 +142,14 @@ print("divided by the float std of the rewards (9.2's trap):", (resid / ten.std(
 # ### Graded: Dr. GRPO advantages
 # Implement the unscaled group-relative advantage. It must work for one group `(G,)` and for a batch
 # of groups `(B, G)` (one group per row).
+#
+# **How you are graded.** Each graded function has one test cell: the visible asserts you can run
+# now, and hidden tests that run only when the course grades your notebook. The hidden tests check
+# every promise of the docstring (shapes, dtypes, the errors it names, degenerate and empty inputs,
+# that your inputs are left unmodified) and compare your function with the course's on seeded random
+# inputs, with the tolerances the docstring or the test states. A test cell earns its points when it
+# runs without an error. What your code prints, to stdout or stderr (`print`, `logging`, warnings),
+# never costs points: the feedback shows it, marked `[stderr]`.
 
 
 # %% [solution] id=dr_grpo_advantages
@@ -178,7 +186,7 @@ _out = np.array(dr_grpo_advantages(np.array([[1.0, 0.0], [3.0, 3.0]])), dtype=np
 np.testing.assert_allclose(_out, [[0.5, -0.5], [0.0, 0.0]], atol=1e-12,
                            err_msg="(B, G) input: subtract each ROW's mean (axis=-1), not the mean of the whole batch")  # fmt: skip
 ### BEGIN HIDDEN TESTS
-# the lesson's tenfold example: Dr. GRPO keeps the factor of ten
+# contract: formula (the lesson's tenfold example: Dr. GRPO keeps the factor of ten)
 _b = np.array([[0.0, 1.0, 1.0, 1.0], [0.0, 0.1, 0.1, 0.1]])
 _out = dr_grpo_advantages(_b)
 assert type(_out) is np.ndarray
@@ -186,25 +194,72 @@ _out = np.array(_out, dtype=np.float64)
 np.testing.assert_allclose(
     _out, [[-0.75, 0.25, 0.25, 0.25], [-0.075, 0.025, 0.025, 0.025]], atol=1e-12
 )
-# integer rewards must give float advantages, not integer truncation
+# contract: dtype (integer rewards must give float advantages, not integer truncation)
 _out = dr_grpo_advantages(np.array([1, 0, 0]))
 assert type(_out) is np.ndarray and _out.dtype == np.float64, (
     "return float64 even for integer rewards"
 )
 np.testing.assert_allclose(np.array(_out, dtype=np.float64), [2 / 3, -1 / 3, -1 / 3], atol=1e-12)
-# degenerate groups whose float mean is exact give exact zeros (no NaN)
+# contract: degenerate (groups whose float mean is exact give exact zeros, no NaN)
 _out = np.array(
     dr_grpo_advantages(np.array([[0.5, 0.5, 0.5], [-1.0, -1.0, -1.0]])), dtype=np.float64
 )
 np.testing.assert_array_equal(_out, np.zeros((2, 3)))
-# the caller's array is not modified
-_in = np.array([[2.0, 0.0, 1.0, 5.0]])
-_keep = _in.copy()
-dr_grpo_advantages(_in)
-np.testing.assert_array_equal(_in, _keep, err_msg="do not modify the input in place")
-# list input; each row sums to zero
+# contract: degenerate (ten 0.3s: zeros up to rounding, not exact, and no division blows them up)
+_out = np.array(dr_grpo_advantages(np.full((2, 10), 0.3)), dtype=np.float64)
+assert _out.shape == (2, 10) and np.abs(_out).max() < 1e-15, _out
+# contract: no-modify (the caller's array is not modified: 2-D, 1-D, float32 and int inputs)
+for _in in (np.array([[2.0, 0.0, 1.0, 5.0]]), np.array([2.0, 0.0, 1.0]),
+            np.array([1.5, 0.5], dtype=np.float32), np.array([[3, 1], [0, 0]])):  # fmt: skip
+    _keep = _in.copy()
+    dr_grpo_advantages(_in)
+    np.testing.assert_array_equal(_in, _keep, err_msg="do not modify the input in place")
+    assert _in.dtype == _keep.dtype
+# contract: shapes, array-like (list input; each row sums to zero)
 _out = np.array(dr_grpo_advantages([[3.0, 1.0, 2.0], [10.0, -2.0, 4.0]]), dtype=np.float64)
 np.testing.assert_allclose(_out, [[1.0, -1.0, 0.0], [6.0, -6.0, 0.0]], atol=1e-12)
+# contract: dtype, shapes (float64 and the input's shape for float32, int and list inputs, G = 1, B = 1)
+for _x in (np.array([0.25, 1.0, 0.0], dtype=np.float32), np.array([[1, 2], [3, 7]], dtype=np.int32),
+           [[0.5, 2.0, 1.0]], np.array([7.0]), np.array([[7.0], [-1.0]]), [1, 0, 0, 1]):  # fmt: skip
+    _out = dr_grpo_advantages(_x)
+    assert type(_out) is np.ndarray and _out.dtype == np.float64, (
+        f"return float64 for {np.asarray(_x).dtype} input, got {getattr(_out, 'dtype', type(_out))}"
+    )
+    assert _out.shape == np.shape(_x), f"input shape {np.shape(_x)} must be kept, got {_out.shape}"
+# contract: differential (seeded random inputs against the reference: one group and batches, sizes
+# from 1, binary / integer / tiny-spread / wide-scale / float32 rewards)
+# @reference dr_grpo_advantages
+_rng = np.random.default_rng(93)
+for _case in range(48):
+    _G = int(_rng.integers(1, 10))
+    _shape = (_G,) if _case % 3 == 0 else (int(_rng.integers(1, 7)), _G)
+    _kind = _case % 6
+    if _kind == 0:
+        _r = _rng.integers(0, 2, _shape).astype(np.float64)
+    elif _kind == 1:
+        _r = _rng.integers(-3, 4, _shape)  # integer dtype
+    elif _kind == 2:
+        _r = 0.3 + 1e-9 * _rng.normal(size=_shape)  # tiny but nonzero spread
+    elif _kind == 3:
+        _r = _rng.normal(0, 10.0 ** float(_rng.integers(-3, 5)), _shape)
+    elif _kind == 4:
+        _r = _rng.normal(size=_shape).astype(np.float32)
+    else:
+        _r = np.round(_rng.random(_shape), 1) + 0.1 * (_rng.random(_shape) < 0.3)
+    _want = _ref_dr_grpo_advantages(_r)
+    _in = _r.copy()
+    _out = dr_grpo_advantages(_in)
+    np.testing.assert_array_equal(_in, _r, err_msg=f"case {_case}: the input was modified")
+    assert type(_out) is np.ndarray and _out.dtype == np.float64, f"case {_case}: float64 array"
+    assert _out.shape == _r.shape, f"case {_case}: shape {_out.shape}, expected {_r.shape}"
+    # float64 input: 1e-12 of the reward scale (another summation order is fine); float32 input:
+    # 1e-5 (computing in float32 and casting is fine). The absolute part covers exact zeros.
+    _tol = 1e-5 if _r.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(_out, _want, rtol=_tol, atol=_tol * max(1.0, float(np.abs(_r).max())),
+                               err_msg=f"case {_case}: rewards {_r.tolist()}")  # fmt: skip
+    if _kind == 2:  # the tiny spread is kept, not rounded away (1e-12 << 1e-9)
+        np.testing.assert_allclose(_out, _want, rtol=1e-3, atol=1e-12, err_msg=f"case {_case}")
+del _ref_dr_grpo_advantages
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -321,7 +376,7 @@ def reduce_loss(
             required for "constant" (ValueError if missing or <= 0), ignored otherwise.
 
     Returns:
-        A Python float. An all-zero mask gives 0.0 in every mode.
+        A Python float. An all-zero mask gives 0.0 in every mode (also an empty batch, G = 0 or T = 0).
 
     Raises:
         ValueError: unknown mode, shapes that differ, or a missing/non-positive L for "constant".
@@ -343,7 +398,7 @@ def reduce_loss(
             raise ValueError(
                 "mode='constant' needs a positive L (e.g. the maximum completion length)"
             )
-        return float(masked.sum() / (G * L))
+        return float(masked.sum() / (G * L)) if G else 0.0
     if mode == "token":
         return float(masked.sum() / max(1.0, m.sum()))
     raise ValueError(f"unknown mode {mode!r}; use 'response', 'constant' or 'token'")
@@ -368,24 +423,26 @@ assert math.isclose(float(_c), 1.0, rel_tol=1e-12), (
     f"'constant': 10 / (G*L) = 10 / (2*5) = 1.0, got {_c}"
 )
 ### BEGIN HIDDEN TESTS
-# an empty row: counts in G for 'response' (contributes 0), adds nothing to 'token'
+# contract: response, token, constant, padding (an empty row: counts in G for 'response' and
+# contributes 0, adds nothing to 'token'; padding 99 and 7 never counts)
 _l = np.array([[1.0, 2.0, 3.0, 99.0], [4.0, 99.0, 99.0, 99.0], [7.0, 7.0, 7.0, 7.0]])
 _m = np.array([[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]])
 for _mode, _L, _want in [("response", None, 2.0), ("token", None, 2.5), ("constant", 4, 10 / 12)]:
     _v = reduce_loss(_l, _m, _mode, L=_L)
     assert type(_v) is float, _mode
     assert math.isclose(_v, _want, rel_tol=1e-12), (_mode, _v, _want)
-# an all-zero mask: 0.0 everywhere, no NaN, no warning
+# contract: all-zero-mask, float (an all-zero mask: 0.0 everywhere, no NaN)
 _z = np.zeros((2, 3))
 for _mode, _L in [("response", None), ("token", None), ("constant", 3)]:
     _v = reduce_loss(np.ones((2, 3)) * 5.0, _z, _mode, L=_L)
     assert type(_v) is float and _v == 0.0, (_mode, _v)
-# boolean and float masks are accepted
+# contract: mask-dtypes (boolean and float masks are accepted)
 _l = np.array([[2.0, -1.0], [0.5, 8.0]])
 _mb = np.array([[True, True], [True, False]])
 assert math.isclose(reduce_loss(_l, _mb, "response"), (0.5 + 0.5) / 2, rel_tol=1e-12)
 assert math.isclose(reduce_loss(_l, _mb.astype(float), "token"), 1.5 / 3, rel_tol=1e-12)
-# unequal lengths: per-response weights are 1/(G|o_i|), independently written as a loop
+# contract: response, token, constant (unequal lengths: per-response weights are 1/(G|o_i|),
+# independently written as a loop)
 _rng = np.random.default_rng(7)
 _G, _T = 5, 9
 _lens = np.array([1, 3, 9, 4, 6])
@@ -403,14 +460,86 @@ assert math.isclose(
 assert math.isclose(
     reduce_loss(np.ones((2, 3)), np.ones((2, 3)), "constant", L=10), 6 / 20, rel_tol=1e-12
 )
-# errors
-for _bad in [dict(mode="constant", L=None), dict(mode="constant", L=0), dict(mode="mean", L=None)]:
+# contract: L-errors, mode-errors
+for _bad in [dict(mode="constant", L=None), dict(mode="constant", L=0), dict(mode="mean", L=None),
+             dict(mode="constant", L=-3), dict(mode="constant", L=-0.5)]:  # fmt: skip
     try:
         reduce_loss(np.ones((2, 2)), np.ones((2, 2)), _bad["mode"], L=_bad["L"])
     except ValueError:
         pass
     else:
         raise AssertionError(f"expected ValueError for {_bad}")
+# contract: L-positive (any positive L, also 1 and below 1; L is ignored by the other modes)
+_l, _m = np.array([[1.0, 2.0, 5.0], [3.0, 4.0, 6.0]]), np.array([[1, 1, 0], [1, 0, 0]])
+for _L in (1, 0.5, 2.5, 4096):
+    assert math.isclose(reduce_loss(_l, _m, "constant", L=_L), 6 / (2 * _L), rel_tol=1e-12), _L
+for _mode, _want in [("response", (1.5 + 3.0) / 2), ("token", 6 / 3)]:
+    for _L in (None, -3, 0, 7):
+        assert math.isclose(reduce_loss(_l, _m, _mode, L=_L), _want, rel_tol=1e-12), (_mode, _L)
+# contract: mode-errors (an unknown mode raises, even with a valid L: near misses too)
+for _mode in ["mean", "tokens", "responses", "average", "sum", "", "zzz", "constants"]:
+    try:
+        reduce_loss(np.ones((2, 2)), np.ones((2, 2)), _mode, L=4)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"mode {_mode!r} is unknown and must raise ValueError")
+# contract: modes (compared by value: a mode string built at run time, or an np.str_, is the same mode)
+for _mode, _want in [("response", (1.5 + 3.0) / 2), ("token", 6 / 3), ("constant", 6 / 8)]:
+    for _name in ("".join(list(_mode)), np.str_(_mode)):
+        _v = reduce_loss(_l, _m, _name, L=4)
+        assert type(_v) is float and math.isclose(_v, _want, rel_tol=1e-12), (_mode, _v)
+# contract: shape-errors (shapes that differ raise ValueError, also when they would broadcast)
+for _sl, _sm in [((2, 3), (1, 3)), ((1, 3), (2, 3)), ((2, 3), (2, 1)), ((2, 1), (2, 3)),
+                 ((2, 3), (2, 4)), ((3, 2), (2, 3)), ((3,), (1, 3)), ((1, 3), (3,))]:  # fmt: skip
+    for _mode, _L in [("response", None), ("token", None), ("constant", 4)]:
+        try:
+            reduce_loss(np.ones(_sl), np.ones(_sm), _mode, L=_L)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"per_token_loss {_sl} with mask {_sm} must raise ValueError")
+# contract: all-zero-mask, empty (an empty batch, G = 0 or T = 0, gives 0.0 in every mode)
+with np.errstate(all="ignore"):
+    for _shape in [(0, 3), (2, 0), (0, 0)]:
+        for _mode, _L in [("response", None), ("token", None), ("constant", 3)]:
+            _v = reduce_loss(np.zeros(_shape), np.zeros(_shape), _mode, L=_L)
+            assert type(_v) is float and _v == 0.0, (
+                f"shape {_shape}, mode {_mode!r}: expected 0.0, got {_v}"
+            )
+# contract: token (one active token in the whole batch: its term itself)
+assert math.isclose(reduce_loss(np.array([[0.0, 3.0], [9.0, 9.0]]), np.array([[0, 1], [0, 0]]), "token"),
+                    3.0, rel_tol=1e-12)  # fmt: skip
+# contract: differential (seeded random inputs against the reference: ragged masks with holes and
+# empty rows, exact-zero terms on active tokens, padding garbage up to 1e300, every mask dtype,
+# float32 losses, G and T from 1, L above and below 1)
+# @reference reduce_loss
+_rng = np.random.default_rng(931)
+for _case in range(72):
+    _G, _T = int(_rng.integers(1, 7)), int(_rng.integers(1, 10))
+    _act = np.arange(_T)[None, :] < _rng.integers(0, _T + 1, _G)[:, None]
+    if _case % 4 == 0:
+        _act = _rng.random((_G, _T)) < 0.5  # holes, not only trailing padding
+    _l = _rng.normal(0, 2, (_G, _T))
+    _l[_rng.random((_G, _T)) < 0.25] = 0.0  # exact zeros, e.g. the terms of an A = 0 group
+    _f32 = _case % 5 == 0
+    _l[~_act] = _rng.choice([0.0, 99.0, -1e6] if _f32 else [0.0, 99.0, -1e6, 1e300])
+    if _f32:
+        _l = _l.astype(np.float32)
+    _m = [_act, _act.astype(int), _act.astype(np.float32), _act.astype(np.float64)][_case % 4]
+    _mode = ["response", "token", "constant"][_case % 3]
+    _L = [1, 0.5, _T, 4096, 7.5][_case % 5] if _mode == "constant" else None
+    _want = _ref_reduce_loss(_l, _m, _mode, L=_L)
+    _v = reduce_loss(_l.copy(), _m.copy(), _mode, L=_L)
+    assert type(_v) is float, f"case {_case}: return a Python float, got {type(_v).__name__}"
+    # float64 losses: 1e-12 of the term scale (any summation order); float32 losses: 1e-5 (summing
+    # in float32 is fine). The absolute part covers results that are 0 up to rounding.
+    _tol = 1e-5 if _f32 else 1e-12
+    _scale = max(1.0, float(np.abs(np.where(_act, _l, 0.0)).max(initial=0.0)))
+    assert math.isclose(_v, _want, rel_tol=_tol, abs_tol=_tol * _scale), (
+        f"case {_case}: mode {_mode!r}, L={_L}: got {_v}, expected {_want}"
+    )
+del _ref_reduce_loss
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -522,12 +651,13 @@ np.testing.assert_allclose(_out[0], [0.7, 1.0, 1.25, 1.28], atol=1e-12,
 np.testing.assert_allclose(_out[1], [-0.8, -1.0, -1.25, -1.4], atol=1e-12,
                            err_msg="A=-1: rho=0.7 is clipped to 1 - eps_low = 0.8 (gives -0.8); rho=1.4 is NOT clipped (the min keeps -1.4)")  # fmt: skip
 ### BEGIN HIDDEN TESTS
-# symmetric clip (eps_high = eps_low) caps 1.25 at 1.2
+# contract: interval (symmetric clip, eps_high = eps_low, caps 1.25 at 1.2)
 _out = np.array(
     clip_higher_objective(_rho[:1], np.array([2.0]), np.ones((1, 4)), 0.2, 0.2), dtype=np.float64
 )
 np.testing.assert_allclose(_out, [[1.4, 2.0, 2.4, 2.4]], atol=1e-12)
-# masked positions are exactly 0 even with garbage ratios there; A = 0 gives 0
+# contract: masked-zero, padding (masked positions are exactly 0 even with garbage ratios there;
+# A = 0 gives 0)
 _rho = np.array([[1.5, 1.0, 37.0], [0.5, 1e6, 2.0]])
 _m = np.array([[1, 1, 0], [1, 0, 0]])
 _out = clip_higher_objective(_rho, np.array([0.5, 0.0]), _m)
@@ -535,19 +665,69 @@ assert type(_out) is np.ndarray
 np.testing.assert_allclose(
     np.array(_out, dtype=np.float64), [[0.64, 0.5, 0.0], [0.0, 0.0, 0.0]], atol=1e-12
 )
-# (G, T) per-token advantages, mixed signs, custom eps
+# contract: adv-shapes, interval ((G, T) per-token advantages, mixed signs, custom eps)
 _rho = np.array([[0.6, 1.1, 1.6]])
 _A = np.array([[-2.0, 3.0, 1.0]])
 _out = np.array(
     clip_higher_objective(_rho, _A, np.ones((1, 3)), eps_low=0.3, eps_high=0.5), dtype=np.float64
 )
 np.testing.assert_allclose(_out, [[-1.4, 3.3, 1.5]], atol=1e-12)
-# bool mask, shape preserved
+# contract: mask-dtypes, adv-shapes (bool mask, shape preserved)
 _out = np.array(
     clip_higher_objective(np.ones((3, 2)), np.array([1.0, -1.0, 0.5]), np.ones((3, 2), bool)),
     dtype=np.float64,
 )
 np.testing.assert_allclose(_out, [[1.0, 1.0], [-1.0, -1.0], [0.5, 0.5]], atol=1e-12)
+# contract: interval, formula (ratios exactly on each bound and far outside it, both signs of A:
+# the min keeps an unclipped ratio far above the range for A < 0 and far below it for A > 0)
+_rho = np.array([[0.8, 1.28, 1e-6, 50.0, 1e9]])
+for _a in (1.5, -1.5):
+    _want = np.minimum(_rho * _a, np.clip(_rho, 0.8, 1.28) * _a)
+    _out = clip_higher_objective(_rho, np.array([_a]), np.ones((1, 5)))
+    np.testing.assert_allclose(np.array(_out, dtype=np.float64), _want, rtol=1e-12, atol=1e-12,
+                               err_msg=f"A = {_a}: ratios {_rho.tolist()}")  # fmt: skip
+# contract: dtype (float64 also for float32 ratios and advantages, and for int masks)
+_out = clip_higher_objective(np.array([[0.5, 1.5]], dtype=np.float32), np.array([1.0], dtype=np.float32),
+                             np.array([[1, 1]], dtype=np.int8))  # fmt: skip
+assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (1, 2), (
+    f"return a float64 (G, T) array for float32 input, got {getattr(_out, 'dtype', type(_out))}"
+)
+np.testing.assert_allclose(_out, [[0.5, 1.28]], rtol=1e-6)
+# contract: differential (seeded random inputs against the reference: ratios on the bounds, near 1,
+# and beyond exp(+-2) and exp(+-20); (G,) and (G, T) advantages with zeros and both signs; ragged
+# masks of every dtype; float32 inputs; G and T from 1; several eps pairs)
+# @reference clip_higher_objective
+_rng = np.random.default_rng(933)
+for _case in range(60):
+    _G, _T = int(_rng.integers(1, 6)), int(_rng.integers(1, 9))
+    _el, _eh = [(0.2, 0.28), (0.2, 0.2), (0.1, 0.5), (0.3, 0.0), (0.05, 0.1)][_case % 5]
+    _logr = _rng.normal(0, 0.3, (_G, _T))
+    _pick = _rng.random((_G, _T))
+    _logr[_pick < 0.3] = _rng.choice([-1, 1], int((_pick < 0.3).sum())) * _rng.uniform(
+        2, 25, int((_pick < 0.3).sum())
+    )
+    _rho = np.exp(_logr)
+    _rho[(_pick >= 0.3) & (_pick < 0.4)] = 1.0 - _el  # exactly on the lower bound
+    _rho[(_pick >= 0.4) & (_pick < 0.5)] = 1.0 + _eh  # exactly on the upper bound
+    _A = _rng.normal(0, 1.5, _G if _case % 2 else (_G, _T))
+    _A[_rng.random(_A.shape) < 0.2] = 0.0
+    _act = _rng.random((_G, _T)) < 0.7
+    _rho[~_act] = _rng.choice([0.0, 1e6, 37.0, -5.0])
+    _m = [_act, _act.astype(int), _act.astype(np.float32), _act.astype(np.float64)][_case % 4]
+    _f32 = _case % 6 == 5
+    if _f32:
+        _rho, _A = _rho.astype(np.float32), _A.astype(np.float32)
+    _want = _ref_clip_higher_objective(_rho, _A, _m, _el, _eh)
+    _out = clip_higher_objective(_rho.copy(), _A.copy(), _m.copy(), eps_low=_el, eps_high=_eh)
+    assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (_G, _T), (
+        f"case {_case}"
+    )
+    assert np.all(_out[~_act] == 0.0), f"case {_case}: masked positions must be exactly 0.0"
+    # float64: 1e-12 relative (and absolute, where the term is 0); float32 inputs: 1e-5 (computing
+    # in float32 and casting is fine)
+    _tol = 1e-5 if _f32 else 1e-12
+    np.testing.assert_allclose(_out, _want, rtol=_tol, atol=_tol, err_msg=f"case {_case}")
+del _ref_clip_higher_objective
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -595,29 +775,60 @@ _out = np.array(_out, dtype=np.float64)
 np.testing.assert_allclose(_out, [0.0, 0.0, -0.5, -1.0, -1.0], atol=1e-12,
                            err_msg="L_max=20, L_cache=4: |y|<=16 -> 0; |y|=18 -> (16-18)/4 = -0.5; |y|=20 -> -1; above -> -1")  # fmt: skip
 ### BEGIN HIDDEN TESTS
-# every boundary, exactly as the formula
+# contract: zero-zone, ramp, over-limit, dtype (every boundary, exactly as the formula)
 _out = overlong_reward([0, 16, 17, 19, 20, 21, 10**6], 20, 4)
 assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (7,)
 np.testing.assert_allclose(
     np.array(_out, dtype=np.float64), [0, 0, -0.25, -0.75, -1.0, -1.0, -1.0], atol=1e-12
 )
-# realistic sizes, integer division must not truncate
+# contract: ramp (realistic sizes, integer division must not truncate)
 _out = np.array(
     overlong_reward(np.array([3584, 3585, 3840, 4095, 4096, 4097]), 4096, 512), dtype=np.float64
 )
 np.testing.assert_allclose(_out, [0.0, -1 / 512, -0.5, -511 / 512, -1.0, -1.0], atol=1e-12)
-# L_cache == L_max: the ramp starts at length 0
+# contract: L-range (L_cache == L_max: the ramp starts at length 0)
 np.testing.assert_allclose(
     np.array(overlong_reward([0, 5, 10, 11], 10, 10), dtype=np.float64),
     [0.0, -0.5, -1.0, -1.0],
     atol=1e-12,
 )
-try:
-    overlong_reward([1, 2], 10, 0)
-except ValueError:
-    pass
-else:
-    raise AssertionError("L_cache = 0 must raise ValueError")
+# contract: L-errors (L_cache <= 0 or L_cache > L_max raises ValueError)
+for _Lm, _Lc in [(10, 0), (10, -2), (10, -10), (10, 11), (20, 30), (0, 1)]:
+    try:
+        overlong_reward([1, 2], _Lm, _Lc)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"L_max={_Lm}, L_cache={_Lc} must raise ValueError")
+# contract: L-range (L_cache = 1: a one-token soft zone; |y| = L_max already gets -1)
+np.testing.assert_allclose(np.array(overlong_reward([0, 8, 9, 10, 11], 10, 1), dtype=np.float64),
+                           [0.0, 0.0, 0.0, -1.0, -1.0], atol=1e-12)  # fmt: skip
+# contract: dtype, shape (array-likes of any integer dtype, and an empty one, give float64 (N,))
+for _y in ([17, 3], (17, 3), np.array([17, 3], dtype=np.int32), np.array([17, 3], dtype=np.uint16),
+           np.array([17.0, 3.0])):  # fmt: skip
+    _out = overlong_reward(_y, 20, 4)
+    assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (2,), type(_y)
+    np.testing.assert_allclose(_out, [-0.25, 0.0], atol=1e-12)
+_out = overlong_reward(np.array([], dtype=np.int64), 20, 4)
+assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (0,)
+# contract: differential (seeded random limits, lengths on and around both boundaries, zero and
+# far beyond, int64 / int32 / list inputs)
+# @reference overlong_reward
+_rng = np.random.default_rng(934)
+for _case in range(40):
+    _Lm = int(_rng.integers(1, 9000))
+    _Lc = int([1, _Lm, _rng.integers(1, _Lm + 1)][_case % 3])
+    _st = _Lm - _Lc
+    _y = np.concatenate([[0, _st, _st + 1, _Lm - 1, _Lm, _Lm + 1, 10 * _Lm + 7],
+                         np.maximum(_st + _rng.integers(-_Lc - 3, _Lc + 4, 8), 0)])  # fmt: skip
+    _y = np.maximum(_y, 0)
+    _in = [_y, _y.astype(np.int32), _y.tolist()][_case % 3]
+    _want = _ref_overlong_reward(_in, _Lm, _Lc)
+    _out = overlong_reward(_in, _Lm, _Lc)
+    assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == _y.shape, _case
+    np.testing.assert_allclose(_out, _want, rtol=1e-12, atol=1e-12,
+                               err_msg=f"case {_case}: L_max={_Lm}, L_cache={_Lc}, lengths {_y.tolist()}")  # fmt: skip
+del _ref_overlong_reward
 ### END HIDDEN TESTS
 
 # %%
@@ -812,7 +1023,7 @@ assert [int(d["prompt_id"]) for d in _rej] == [1, 2, 3], (
     "without prompt_ids, prompt_id is the row index"
 )
 ### BEGIN HIDDEN TESTS
-# string prompt ids, a +-1 reward scheme (all -1 is 'all_equal' by this vocabulary)
+# contract: prompt-ids, reasons (string prompt ids, a +-1 reward scheme: all -1 is 'all_equal')
 _R = np.array([[-1.0, -1.0, -1.0], [1.0, -1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0, 2.0]])
 _kept, _rej = dynamic_sampling_filter(_R, prompt_ids=["q7", "q3", "q9", "q1"])
 assert [int(i) for i in _kept] == [1, 3]
@@ -820,7 +1031,7 @@ assert [int(d["index"]) for d in _rej] == [0, 2]
 assert all(isinstance(d["prompt_id"], str) for d in _rej)  # str or a subclass such as np.str_
 assert [str(d["prompt_id"]) for d in _rej] == ["q7", "q9"]  # str(): an exact str, no lying __eq__
 assert [str(d["reason"]) for d in _rej] == ["all_equal", "all_correct"]
-# the stream can be rebuilt: every index exactly once
+# contract: partition, kept (the stream can be rebuilt: every index exactly once)
 _R = np.random.default_rng(3).integers(0, 2, size=(40, 3)).astype(float)
 _kept, _rej = dynamic_sampling_filter(_R)
 _all = sorted([int(i) for i in _kept] + [int(d["index"]) for d in _rej])
@@ -830,22 +1041,109 @@ assert [int(i) for i in _kept] == _want_kept
 for d in _rej:
     _b = int(d["index"])
     assert str(d["reason"]) == ("all_correct" if _R[_b].sum() == 3 else "all_wrong")
-# everything kept / everything rejected
+# contract: kept, order (everything kept / everything rejected)
 _kept, _rej = dynamic_sampling_filter(np.array([[0.0, 1.0], [1.0, 0.0]]))
 assert [int(i) for i in _kept] == [0, 1] and len(_rej) == 0
 _kept, _rej = dynamic_sampling_filter(np.array([[1.0, 1.0], [0.0, 0.0]]))
 assert type(_kept) is np.ndarray and _kept.shape == (0,) and np.issubdtype(_kept.dtype, np.integer)
 assert [str(d["reason"]) for d in _rej] == ["all_correct", "all_wrong"]
-# G == 1: a single response is always an all-equal group
+# contract: g1 (G == 1: a single response is always an all-equal group)
 _kept, _rej = dynamic_sampling_filter(np.array([[1.0], [0.25]]))
 assert _kept.shape == (0,) and [str(d["reason"]) for d in _rej] == ["all_correct", "all_equal"]
-# 1-D input is rejected
+# contract: 1d-error (1-D input is rejected)
 try:
     dynamic_sampling_filter(np.array([1.0, 0.0, 1.0]))
 except ValueError:
     pass
 else:
     raise AssertionError("a 1-D rewards array must raise ValueError")
+# contract: reasons (the common value decides: exactly 1 / exactly 0, anything else 'all_equal',
+# also above 1; -0.0 equals 0)
+_R = np.array([[2.0, 2.0, 2.0], [1.0, 1.0, 1.0], [-0.0, 0.0, 0.0], [0.999, 0.999, 0.999],
+               [-1.0, -1.0, -1.0], [1e-300, 1e-300, 1e-300]])  # fmt: skip
+_kept, _rej = dynamic_sampling_filter(_R)
+assert [str(d["reason"]) for d in _rej] == ["all_equal", "all_correct", "all_wrong", "all_equal",
+                                            "all_equal", "all_equal"], [d["reason"] for d in _rej]  # fmt: skip
+# contract: exact (exactly equal: a tiny but nonzero spread is informative and kept)
+_R = np.array(
+    [[0.3, 0.3, 0.3 + 1e-12], [1.0, 1.0 - 1e-15, 1.0], [0.5, 0.5, 0.5], [0.0, 1e-300, 0.0]]
+)
+_kept, _rej = dynamic_sampling_filter(_R)
+assert [int(i) for i in _kept] == [0, 1, 3], (
+    f"rows whose rewards differ by 1e-12, 1e-15 or 1e-300 are NOT all equal, got kept = {list(_kept)}"
+)
+assert [int(d["index"]) for d in _rej] == [2] and str(_rej[0]["reason"]) == "all_equal"
+# contract: types (index is an int, the default prompt_id is the row index as an int, kept is an
+# integer array: not strings or floats that only int() turns back)
+_kept, _rej = dynamic_sampling_filter(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]))
+for _d in _rej:
+    for _key in ("index", "prompt_id"):
+        _x = _d[_key]
+        assert isinstance(_x, (int, np.integer)) and not isinstance(_x, (bool, np.bool_)), (
+            f"{_key!r} must be an int, got {type(_x).__name__} {_x!r}"
+        )
+    assert _d["index"] == _d["prompt_id"]
+assert np.issubdtype(np.asarray(_kept).dtype, np.integer) and list(_kept) == [0]
+# contract: prompt-ids (ids of any type are passed through as given, also for many rows)
+_B = 300
+_R = np.zeros((_B, 2))
+_R[::3, 0] = 1.0  # rows 0, 3, 6, ... informative
+_ids = [f"p{b}" for b in range(_B)]
+_kept, _rej = dynamic_sampling_filter(_R, prompt_ids=_ids)
+assert [int(i) for i in _kept] == list(range(0, _B, 3))
+assert [str(d["prompt_id"]) for d in _rej] == [_ids[b] for b in range(_B) if b % 3], (
+    "prompt_id = prompt_ids[b]"
+)
+_kept, _rej = dynamic_sampling_filter(np.array([[1.0, 1.0], [0.0, 1.0], [0.0, 0.0]]),
+                                      prompt_ids=np.array([70, 71, 72]))  # fmt: skip
+assert [int(d["prompt_id"]) for d in _rej] == [70, 72]
+# contract: no-modify (the rewards array is left as it was)
+_R = np.array([[1.0, 1.0], [0.0, 1.0]])
+dynamic_sampling_filter(_R, prompt_ids=["a", "b"])
+np.testing.assert_array_equal(_R, [[1.0, 1.0], [0.0, 1.0]])
+# contract: differential (seeded random batches against the reference: binary, partial-credit and
+# +-1 rewards, tiny spreads, G and B from 1, int and float dtypes, with and without prompt_ids)
+# @reference dynamic_sampling_filter
+_rng = np.random.default_rng(935)
+for _case in range(40):
+    _B, _G = int(_rng.integers(1, 12)), int(_rng.integers(1, 6))
+    _kind = _case % 4
+    if _kind == 0:
+        _R = _rng.integers(0, 2, (_B, _G))  # integer 0/1
+    elif _kind == 1:
+        _R = _rng.choice([0.0, 0.5, 1.0], (_B, _G), p=[0.45, 0.1, 0.45])
+    elif _kind == 2:
+        _R = _rng.choice([-1.0, 1.0], (_B, _G))
+    else:
+        _R = np.repeat(_rng.choice([0.0, 1.0, 0.3], (_B, 1)), _G, axis=1)
+        _R[_rng.random(_B) < 0.4, -1] += 1e-12  # tiny but nonzero spread
+    _ids = None if _case % 2 else [f"q{int(_rng.integers(1000))}-{b}" for b in range(_B)]
+    _wk, _wr = _ref_dynamic_sampling_filter(_R, _ids)
+    _k, _r = dynamic_sampling_filter(_R.copy(), None if _ids is None else list(_ids))
+    assert type(_k) is np.ndarray and np.issubdtype(_k.dtype, np.integer), f"case {_case}"
+    assert [int(i) for i in _k] == [int(i) for i in _wk], (
+        f"case {_case}: kept {list(_k)}, expected {list(_wk)}"
+    )
+    assert isinstance(_r, list) and len(_r) == len(_wr), (
+        f"case {_case}: {len(_r)} rejections, expected {len(_wr)}"
+    )
+    for _d, _w in zip(_r, _wr):
+        assert isinstance(_d["index"], (int, np.integer)) and int(_d["index"]) == _w["index"], (
+            f"case {_case}"
+        )
+        assert str(_d["reason"]) == _w["reason"], (
+            f"case {_case}: row {_w['index']}: {_d['reason']!r}"
+        )
+        if _ids is None:
+            assert (
+                isinstance(_d["prompt_id"], (int, np.integer))
+                and int(_d["prompt_id"]) == _w["prompt_id"]
+            )
+        else:
+            assert isinstance(_d["prompt_id"], str) and str(_d["prompt_id"]) == _w["prompt_id"], (
+                f"case {_case}"
+            )
+del _ref_dynamic_sampling_filter
 ### END HIDDEN TESTS
 
 # %%
@@ -965,20 +1263,21 @@ assert _out.shape == (1,), f"one ratio per response: expected shape (G,) = (1,),
 np.testing.assert_allclose(_out, [(1.2 * 0.8 * 1.05) ** (1 / 3)], rtol=1e-12,
                            err_msg="s must be the GEOMETRIC mean of the 3 active token ratios (not the product, not the arithmetic mean; padding excluded)")  # fmt: skip
 ### BEGIN HIDDEN TESTS
-# ratios 2 and 0.5 cancel; an empty row gives exactly 1; padding garbage ignored
+# contract: formula, empty-row, padding, dtype (ratios 2 and 0.5 cancel; an empty row gives
+# exactly 1; padding garbage ignored)
 _new = np.array([[np.log(2.0), np.log(0.5), 40.0], [3.0, -7.0, 11.0]])
 _old = np.array([[0.0, 0.0, -40.0], [0.0, 0.0, 0.0]])
 _out = gspo_sequence_ratio(_new, _old, np.array([[1, 1, 0], [0, 0, 0]]))
 assert type(_out) is np.ndarray and _out.shape == (2,)
 np.testing.assert_allclose(np.array(_out, dtype=np.float64), [1.0, 1.0], atol=1e-12)
-# old_logp is subtracted (not new alone); length-1 response is its token ratio
+# contract: formula (old_logp is subtracted, not new alone; length-1 response is its token ratio)
 _new = np.array([[-1.0, -2.0], [-0.5, 0.0]])
 _old = np.array([[-1.5, -1.0], [-0.7, 0.0]])
 _out = np.array(
     gspo_sequence_ratio(_new, _old, np.array([[1.0, 1.0], [1.0, 0.0]])), dtype=np.float64
 )
 np.testing.assert_allclose(_out, [np.exp((0.5 - 1.0) / 2), np.exp(0.2)], rtol=1e-12)
-# against an explicit geometric mean on random data with a bool mask
+# contract: formula, mask-dtypes (against an explicit geometric mean on random data, bool mask)
 _rng = np.random.default_rng(11)
 _new, _old = _rng.normal(size=(4, 6)), _rng.normal(size=(4, 6))
 _lens = [6, 2, 4, 1]
@@ -987,6 +1286,53 @@ _want = [np.prod(np.exp(_new[i, :n] - _old[i, :n])) ** (1 / n) for i, n in enume
 np.testing.assert_allclose(
     np.array(gspo_sequence_ratio(_new, _old, _m), dtype=np.float64), _want, rtol=1e-10
 )
+# contract: empty-row (exactly 1.0, also with large garbage in the padding)
+_out = gspo_sequence_ratio(
+    np.full((2, 3), 500.0), np.full((2, 3), -500.0), np.array([[0, 0, 0], [0, 0, 0]])
+)
+assert np.all(np.array(_out, dtype=np.float64) == 1.0), _out
+# contract: dtype (float64 for float32 log-probs and int or float32 masks)
+_out = gspo_sequence_ratio(np.array([[-1.0, -2.0]], dtype=np.float32), np.zeros((1, 2), dtype=np.float32),
+                           np.array([[1, 1]], dtype=np.float32))  # fmt: skip
+assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (1,), (
+    f"return float64 (G,) for float32 input, got {getattr(_out, 'dtype', type(_out))}"
+)
+np.testing.assert_allclose(_out, [math.exp(-1.5)], rtol=1e-6)
+# contract: formula (mean log-ratios beyond +-2 and +-20 are not clamped: s = exp(mean) exactly)
+_new = np.array([[25.0, 25.0, 0.0], [-30.0, -24.0, 0.0], [3.0, 0.0, 0.0]])
+_out = gspo_sequence_ratio(_new, np.zeros((3, 3)), np.array([[1, 1, 0], [1, 1, 0], [1, 0, 0]]))
+np.testing.assert_allclose(np.array(_out, dtype=np.float64), [math.exp(25), math.exp(-27), math.exp(3)],
+                           rtol=1e-12)  # fmt: skip
+# contract: differential (seeded random inputs against the reference: ragged masks with holes and
+# empty rows, log-ratios from 1e-5 to beyond +-20, padding garbage, every mask dtype, float32)
+# @reference gspo_sequence_ratio
+_rng = np.random.default_rng(936)
+for _case in range(48):
+    _G, _T = int(_rng.integers(1, 7)), int(_rng.integers(1, 9))
+    _scale = [1e-5, 0.05, 1.0, 3.0, 24.0][_case % 5]
+    _old = _rng.normal(-2, 1, (_G, _T))
+    _new = _old + _rng.normal(0, _scale, (_G, _T))
+    _act = np.arange(_T)[None, :] < _rng.integers(0, _T + 1, _G)[:, None]
+    if _case % 3 == 0:
+        _act = _rng.random((_G, _T)) < 0.6
+    _new[~_act] = _rng.choice([0.0, 40.0, -300.0])
+    _m = [_act, _act.astype(int), _act.astype(np.float32), _act.astype(np.float64)][_case % 4]
+    _f32 = _case % 7 == 6
+    if _f32:
+        _new, _old = _new.astype(np.float32), _old.astype(np.float32)
+    _want = _ref_gspo_sequence_ratio(_new, _old, _m)
+    _out = gspo_sequence_ratio(_new.copy(), _old.copy(), _m.copy())
+    assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (_G,), (
+        f"case {_case}"
+    )
+    assert np.all(_out[_act.sum(axis=1) == 0] == 1.0), (
+        f"case {_case}: a row with no active token gives 1.0"
+    )
+    # s is positive: relative tolerance 1e-12 for float64 (any summation order), 1e-5 for float32
+    np.testing.assert_allclose(
+        _out, _want, rtol=1e-5 if _f32 else 1e-12, atol=0, err_msg=f"case {_case}"
+    )
+del _ref_gspo_sequence_ratio
 ### END HIDDEN TESTS
 
 
@@ -1030,13 +1376,13 @@ assert math.isclose(_v, (1.0004 - 0.9997) / 2, rel_tol=1e-9), (
     f"default eps (3e-4, 4e-4): row 0 is capped at 1+4e-4, row 1 at 1-3e-4 -> expected 0.00035, got {_v}"
 )
 ### BEGIN HIDDEN TESTS
-# an empty response contributes 0 but counts in G (a naive s=1 would add A=5)
+# contract: empty-row, float (an empty response contributes 0 but counts in G; a naive s=1 would add A=5)
 _new3 = np.vstack([_new, [[0.3, 0.1, 0.2]]])
 _m3 = np.vstack([_m, [[0, 0, 0]]])
 _v = gspo_objective(_new3, np.zeros((3, 3)), np.array([1.0, -1.0, 5.0]), _m3)
 assert type(_v) is float
 assert math.isclose(_v, (1.0004 - 0.9997) / 3, rel_tol=1e-9), _v
-# the sign branches: A<0 with s above the range is not clipped (min keeps s*A)
+# contract: formula, interval (the sign branches: A<0 with s above the range is not clipped)
 _new = np.array([[np.log(1.5), 0.0]])
 _v = gspo_objective(
     _new, np.zeros((1, 2)), np.array([-2.0]), np.array([[1, 0]]), eps_low=0.2, eps_high=0.28
@@ -1046,12 +1392,56 @@ _v = gspo_objective(
     _new, np.zeros((1, 2)), np.array([2.0]), np.array([[1, 0]]), eps_low=0.2, eps_high=0.28
 )
 assert math.isclose(_v, 2.56, rel_tol=1e-12)
-# token ratios (2, 0.5): geometric mean 1, not the arithmetic 1.25 and not the product 1
+# contract: sequence-ratio (token ratios (2, 0.5): geometric mean 1, not the arithmetic 1.25)
 _new = np.array([[np.log(2.0), np.log(0.5)]])
 _v = gspo_objective(
     _new, np.zeros((1, 2)), np.array([1.0]), np.ones((1, 2)), eps_low=0.2, eps_high=0.2
 )
 assert math.isclose(_v, 1.0, rel_tol=1e-12)
+# contract: defaults, interval (the default interval is [1 - 3e-4, 1 + 4e-4]: s just inside passes
+# unclipped, s beyond it is capped; A < 0 below the range is capped at 1 - 3e-4)
+_lg = np.log(np.array([[1.00035], [0.99975], [1.3], [0.5]]))
+_v = gspo_objective(_lg, np.zeros((4, 1)), np.array([1.0, 1.0, 2.0, -1.0]), np.ones((4, 1)))
+assert math.isclose(_v, (1.00035 + 0.99975 + 2 * 1.0004 - 0.9997) / 4, rel_tol=1e-12), _v
+# contract: float, empty-row (all responses empty: 0.0; A = 0: 0.0)
+_v = gspo_objective(np.ones((2, 2)), np.zeros((2, 2)), np.array([3.0, -1.0]), np.zeros((2, 2)))
+assert type(_v) is float and _v == 0.0, _v
+_v = gspo_objective(np.ones((2, 2)), np.zeros((2, 2)), np.zeros(2), np.ones((2, 2)))
+assert type(_v) is float and _v == 0.0, _v
+# contract: differential (seeded random inputs against the reference: s on both sides of and far
+# outside the clip interval, advantages of both signs and 0, empty rows, float32, several eps)
+# @reference gspo_sequence_ratio gspo_objective
+_rng = np.random.default_rng(937)
+for _case in range(48):
+    _G, _T = int(_rng.integers(1, 7)), int(_rng.integers(1, 9))
+    _eps = [
+        {},
+        dict(eps_low=0.2, eps_high=0.2),
+        dict(eps_low=3e-4, eps_high=4e-4),
+        dict(eps_low=0.1, eps_high=0.3),
+    ][_case % 4]
+    _scale = [1e-4, 3e-4, 0.05, 1.0, 22.0][_case % 5]
+    _old = _rng.normal(-2, 1, (_G, _T))
+    _new = _old + _rng.normal(0, _scale, (_G, _T))
+    _act = np.arange(_T)[None, :] < _rng.integers(0, _T + 1, _G)[:, None]
+    _new[~_act] = _rng.choice([0.0, 40.0])
+    _A = _rng.normal(0, 1, _G)
+    _A[_rng.random(_G) < 0.2] = 0.0
+    _m = [_act, _act.astype(int), _act.astype(np.float64)][_case % 3]
+    _f32 = _case % 7 == 6
+    if _f32:
+        _new, _old, _A = _new.astype(np.float32), _old.astype(np.float32), _A.astype(np.float32)
+    _want = _ref_gspo_objective(_new, _old, _A, _m, **_eps)
+    _v = gspo_objective(_new.copy(), _old.copy(), _A.copy(), _m.copy(), **_eps)
+    assert type(_v) is float, f"case {_case}: return a Python float, got {type(_v).__name__}"
+    _tol = 1e-5 if _f32 else 1e-12
+    # terms can be as large as max(s, 1 + eps_high) * |A| and cancel in the mean: scale by that
+    _s = _ref_gspo_sequence_ratio(_new, _old, _m)
+    _mag = max(1.0, float((np.maximum(_s, 2.0) * np.abs(_A.astype(np.float64))).max()))
+    assert math.isclose(_v, _want, rel_tol=_tol, abs_tol=_tol * _mag), (
+        f"case {_case}: got {_v}, expected {_want}"
+    )
+del _ref_gspo_sequence_ratio, _ref_gspo_objective
 ### END HIDDEN TESTS
 
 # %% [markdown]
