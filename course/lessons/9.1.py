@@ -949,6 +949,14 @@ selfcheck.choice(
 # %% [markdown]
 # ### A3. Graded: the informative-group probability and the cost of a batch
 #
+# **How you are graded.** Each graded function has one test cell: the visible asserts you can run
+# now, and hidden tests that run only when the course grades your notebook. The hidden tests check
+# every promise of the docstring (shapes, dtypes, the errors it names, degenerate and empty inputs,
+# that your inputs are left unmodified) and compare your function with the course's on seeded random
+# inputs, with the tolerances the docstring or the test states. A test cell earns its points when it
+# runs without an error. What your code prints, to stdout or stderr (`print`, `logging`, warnings),
+# never costs points: the feedback shows it, marked `[stderr]`.
+#
 # Write `p_info`. It must work on a scalar or an array of probabilities and be numerically careful:
 # for tiny $p$ (or tiny $1-p$), `1 - (1 - p)**G` loses most of its digits (with $p=10^{-12}$,
 # `1 - p` is stored with a relative error of about $10^{-4}$ in the difference). Write
@@ -1016,6 +1024,7 @@ np.testing.assert_allclose(np.array(_a, dtype=np.float64), [0.0, 0.875, 0.0], at
                            err_msg="P_info at p = 0, 0.5, 1 with G = 4: the ends must be exactly 0")  # fmt: skip
 assert p_info(0.3, 1) == 0.0, "a group of one response is never informative (G = 1 gives 0)"
 ### BEGIN HIDDEN TESTS
+# contract: hand-values, scalar-float
 # hand-worked values: 1 - 1/256 - 81/256 = 174/256; 1 - 2/256; 1 - 1e-8 - 0.9**8
 _h = p_info(0.25, 4)
 assert type(_h) is float and math.isclose(_h, 174 / 256, rel_tol=1e-12), (
@@ -1023,15 +1032,17 @@ assert type(_h) is float and math.isclose(_h, 174 / 256, rel_tol=1e-12), (
 )
 assert math.isclose(p_info(0.5, 8), 0.9921875, rel_tol=1e-12), "P_info(0.5, 8) = 1 - 2/256"
 assert math.isclose(p_info(0.75, 4), 174 / 256, rel_tol=1e-12), "P_info is symmetric in p and 1-p"
+# contract: input-kinds, scalar-float
 assert math.isclose(p_info(np.float64(0.1), np.int64(8)), 0.56953278, rel_tol=1e-9), "NumPy scalars"
 assert type(p_info(np.float64(0.1), 8)) is float, "a NumPy scalar p must also give a Python float"
 assert type(p_info(np.array(0.1), 8)) is float, "a 0-d array p must give a Python float"
+# contract: exact-zeros
 assert p_info(0.0, 16) == 0.0 and p_info(1.0, 16) == 0.0, "p = 0 and p = 1 must give exactly 0.0"
 # G = 1 is zero for every p, exactly
 _g1 = p_info(np.linspace(0, 1, 11), 1)
 assert type(_g1) is np.ndarray and np.array(_g1, dtype=np.float64).shape == (11,)
 assert np.all(np.array(_g1, dtype=np.float64) == 0.0), "G = 1: one draw cannot disagree with itself"
-# shape and dtype preserved; list input counts as an array
+# contract: new-array, input-kinds (shape and dtype preserved; list input counts as an array)
 _m = p_info(np.array([[0.1, 0.5, 0.9], [0.0, 0.25, 1.0]]), 8)
 assert type(_m) is np.ndarray and _m.dtype == np.float64 and _m.shape == (2, 3), (
     "shape (2, 3) float64"
@@ -1040,6 +1051,7 @@ _ref = [[0.56953278, 0.9921875, 0.56953278], [0.0, 1 - 0.25**8 - 0.75**8, 0.0]]
 np.testing.assert_allclose(np.array(_m, dtype=np.float64), _ref, rtol=1e-9, atol=1e-15)
 _l = p_info([0.5, 0.5], 2)
 assert type(_l) is np.ndarray and _l.shape == (2,), "a list of probabilities is array input"
+# contract: accuracy
 # numerical care: 1 - (1-p)^G - p^G = G p - ... for tiny p; 1 - (1 - 1e-12)**8 has ~1e-4 rel. error
 assert math.isclose(p_info(1e-12, 8), 8e-12, rel_tol=1e-9), (
     "tiny p: use log1p/expm1 (expected 8e-12)"
@@ -1049,14 +1061,75 @@ assert math.isclose(p_info(1.0 - _q, 4), 4 * _q - 6 * _q**2, rel_tol=1e-9), (
     "p close to 1: use symmetry"
 )
 assert p_info(0.3, 200) >= 0.0 and p_info(0.3, 200) <= 1.0
-# invalid input
-for _bad_p, _bad_G in [(0.5, 0), (0.5, -3), (0.5, 2.5), (1.5, 4), (-0.1, 4), (float("nan"), 4)]:
+# contract: errors (G not an integer >= 1, bool G, some p outside [0, 1] or NaN, in any shape)
+for _bad_p, _bad_G in [(0.5, 0), (0.5, -3), (0.5, 2.5), (1.5, 4), (-0.1, 4), (float("nan"), 4),
+                       (0.5, True), (0.5, np.int64(0)), (np.array([0.2, np.nan]), 4),
+                       (np.array([[0.5], [1.0000001]]), 3), ([0.1, -1e-300], 2)]:  # fmt: skip
     try:
         p_info(_bad_p, _bad_G)
     except ValueError:
         pass
     else:
-        raise AssertionError(f"p_info({_bad_p}, {_bad_G}) must raise ValueError")
+        raise AssertionError(f"p_info({_bad_p!r}, {_bad_G!r}) must raise ValueError")
+# contract: input-kinds (list of lists, NumPy integer G, an empty array keeps its shape)
+_o = p_info([[0.25], [0.75]], np.int32(4))
+assert type(_o) is np.ndarray and _o.dtype == np.float64 and _o.shape == (2, 1)
+np.testing.assert_allclose(_o, [[174 / 256], [174 / 256]], rtol=1e-12)
+for _shape in [(0,), (2, 0)]:
+    _o = p_info(np.zeros(_shape), 3)
+    assert type(_o) is np.ndarray and _o.dtype == np.float64 and _o.shape == _shape, (
+        f"an empty p of shape {_shape} gives an empty float64 array of that shape"
+    )
+# contract: new-array (float32 input gives float64; the input is never written, also for G == 1)
+_p32 = np.array([0.1, 0.5, 0.9, 1e-6], dtype=np.float32)
+_o = p_info(_p32, 8)
+assert type(_o) is np.ndarray and _o.dtype == np.float64, "float32 p must give a float64 array"
+_x64 = _p32.astype(np.float64)
+_want = 1 - _x64**8 - (1 - _x64) ** 8
+_want[3] = -math.expm1(8 * math.log1p(-_x64[3])) - _x64[3] ** 8
+np.testing.assert_allclose(_o, _want, rtol=1e-9, err_msg="compute in float64")
+for _G in (1, 4):
+    _x = np.array([0.2, 0.7, 0.0, 1.0])
+    _o = p_info(_x, _G)
+    assert np.array_equal(_x, [0.2, 0.7, 0.0, 1.0]), f"G = {_G}: p was modified in place"
+    assert not np.shares_memory(_o, _x), f"G = {_G}: return a new array, not p itself or a view"
+_rng = np.random.default_rng(91)
+# contract: exact-zeros (G == 1 gives exactly 0.0 for every p, not a rounding residue such as 1e-17)
+_x = _rng.random(2000)
+assert np.all(np.array(p_info(_x, 1), dtype=np.float64) == 0.0), "G = 1 must give exactly 0.0"
+assert all(p_info(float(_v), 1) == 0.0 for _v in _x[:200]), "G = 1, scalar p: exactly 0.0"
+assert np.all(np.array(p_info(np.array([0.0, 1.0] * 3), 7), dtype=np.float64) == 0.0)
+# contract: range
+_o = np.array(p_info(_rng.random(3000) ** 3, 300), dtype=np.float64)
+assert np.all((_o >= 0.0) & (_o <= 1.0)), "P_info lies in [0, 1]"
+# contract: differential, accuracy (relative error about 1e-12; tested at 1e-10): tiny p, and 1 - p
+# tiny but not a power of two, where p**G = (1 - q)**G rounds (no symmetry: errors up to 5e-9)
+# @reference p_info
+with np.errstate(all="ignore"):
+    for _case in range(48):
+        _G = int(_rng.choice([1, 2, 3, 4, 5, 8, 16, 64, 200]))
+        _n = int(_rng.integers(1, 40))
+        _kind = _case % 4
+        if _kind == 0:
+            _p = _rng.random(_n)
+        elif _kind == 1:
+            _p = 10.0 ** _rng.uniform(-15, -3, _n)
+        elif _kind == 2:
+            _p = 1.0 - 10.0 ** _rng.uniform(-15, -5, _n)
+        else:
+            _p = _rng.choice([0.0, 1.0, 0.5, 0.25, 1e-9, 1 - 3e-9, 0.999], _n)
+        _want = _ref_p_info(_p, _G)
+        # exact zeros are part of the contract ("exactly 0.0 where p is 0 or 1, and everywhere
+        # when G == 1"): atol = 0, and every nonzero expected value is compared relatively
+        _got = p_info(_p.copy(), _G)
+        np.testing.assert_allclose(np.array(_got, dtype=np.float64), _want, rtol=1e-10, atol=0,
+                                   err_msg=f"case {_case}, G = {_G}")  # fmt: skip
+        _s = float(_p[0])
+        _g = p_info(_s, _G)
+        assert type(_g) is float and math.isclose(_g, _ref_p_info(_s, _G), rel_tol=1e-10), (
+            f"p_info({_s!r}, {_G}) = {_g!r}, expected {_ref_p_info(_s, _G)!r}"
+        )
+del _ref_p_info
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1123,11 +1196,13 @@ assert type(_e) is float and _e == math.inf, (
     f"no prompt can ever be informative: expected math.inf, got {_e}"
 )
 ### BEGIN HIDDEN TESTS
+# contract: degenerate, return-float
 # the pooled rate misleads: pool {0, 1} has mean 0.5, P_info(0.5, 8) = 0.992, but no prompt is informative
 _x = expected_draws(np.array([0.0, 1.0]), 10, 8)
 assert type(_x) is float and _x == math.inf, (
     f"pool [0, 1]: inf (a pooled rate would say 10.08), got {_x}"
 )
+# contract: mean-of-p-info, hand-values
 # pool [0, 1, 0.5, 0.5], G = 4: P_info(0.5, 4) = 1 - 2/16 = 0.875; mean = 1.75/4 = 0.4375; 12/0.4375
 _x = expected_draws(np.array([0.0, 1.0, 0.5, 0.5]), 12, 4)
 assert math.isclose(_x, 12 / 0.4375, rel_tol=1e-12), (
@@ -1136,7 +1211,7 @@ assert math.isclose(_x, 12 / 0.4375, rel_tol=1e-12), (
 # p = 0.1, G = 8, B = 64: 64 / (1 - 1e-8 - 0.43046721)
 _x = expected_draws(np.full(7, 0.1), 64, 8)
 assert math.isclose(_x, 64 / 0.56953278, rel_tol=1e-9), f"expected 112.3727, got {_x}"
-# list input, non-integer B, G = 1 (never informative)
+# contract: input-kinds, degenerate (list input, non-integer B, G = 1 is never informative)
 assert math.isclose(expected_draws([0.1, 0.9], 2.5, 2), 2.5 / 0.18, rel_tol=1e-12), (
     "P_info(0.1, 2) = 0.18"
 )
@@ -1144,18 +1219,57 @@ _x = expected_draws(np.array([0.3, 0.6]), 3, 1)
 assert type(_x) is float and _x == math.inf, "G = 1 is never informative"
 # one informative prompt out of four, B = 1: P_info(0.5, 2) = 0.5, mean = 0.125 -> 8 draws
 assert math.isclose(expected_draws(np.array([0.0, 0.0, 1.0, 0.5]), 1, 2), 8.0, rel_tol=1e-12)
+# contract: errors (empty, 0-d or 2-D pool; B <= 0; p and G checked as p_info checks them)
 for _bad in [
     (np.array([]), 4, 8),
     (np.array([0.5]), 0, 8),
     (np.array([0.5]), -1, 8),
     (np.array([1.2]), 4, 8),
+    (0.5, 4, 2),
+    (np.array(0.5), 4, 2),
+    (np.array([[0.5, 0.5]]), 4, 2),
+    (np.full((3, 2), 0.5), 4, 2),
+    (np.zeros((0, 3)), 4, 2),
+    (np.array([0.5]), -0.5, 2),
+    (np.array([0.5, np.nan]), 4, 8),
+    (np.array([0.5, -0.2]), 4, 8),
+    (np.array([0.5]), 4, 0),
+    (np.array([0.5]), 4, 2.5),
+    (np.array([0.5]), 4, True),
 ]:
     try:
         expected_draws(*_bad)
     except ValueError:
         pass
     else:
-        raise AssertionError(f"expected_draws{_bad} must raise ValueError")
+        raise AssertionError(f"expected_draws{_bad!r} must raise ValueError")
+# contract: differential, mean-of-p-info, degenerate (seeded pools mixing never/always solved,
+# tiny and ordinary rates; E[N] >= B; inf exactly when no prompt can be informative)
+# @reference p_info expected_draws
+_rng = np.random.default_rng(911)
+for _case in range(40):
+    _J = int(_rng.integers(1, 60))
+    _G = int(_rng.choice([1, 2, 3, 4, 8, 16, 64]))
+    _pool = _rng.random(_J)
+    _pick = _rng.random(_J)
+    _pool[_pick < 0.3] = 0.0
+    _pool[(_pick >= 0.3) & (_pick < 0.5)] = 1.0
+    _pool[(_pick >= 0.5) & (_pick < 0.6)] = 10.0 ** _rng.uniform(-12, -4)
+    if _case % 5 == 0:
+        _pool = _rng.choice([0.0, 1.0], _J)  # a pool that is never informative
+    _B = float(_rng.uniform(0.1, 100.0)) if _case % 2 else int(_rng.integers(1, 65))
+    _want = _ref_expected_draws(_pool, _B, _G)
+    _keep = _pool.copy()
+    _got = expected_draws(_pool, _B, _G)
+    assert type(_got) is float, f"return a Python float, got {type(_got).__name__}"
+    assert np.array_equal(_pool, _keep), "success_rates was modified"
+    if _want == math.inf:
+        assert _got == math.inf, f"case {_case}: no prompt is informative, expected inf, got {_got}"
+    else:
+        assert _got >= _B and math.isclose(_got, _want, rel_tol=1e-12), (
+            f"case {_case}: J = {_J}, G = {_G}, B = {_B}: expected {_want!r}, got {_got!r}"
+        )
+del _ref_p_info, _ref_expected_draws
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1219,22 +1333,24 @@ def verify_strict(
     starts = [m.start() for m in re.finditer(re.escape(opener), response)]
     if not starts:
         return 0.0, "no_answer"
-    values, last_close = [], -1
+    values, closes = [], []
     for s in starts:
-        depth, j = 1, s + len(opener)
-        while j < len(response) and depth > 0:
+        depth, close = 0, None
+        for j in range(s + len(opener) - 1, len(response)):  # from the box's own "{"
             depth += {"{": 1, "}": -1}.get(response[j], 0)
-            j += 1
-        if depth > 0:
+            if depth == 0:
+                close = j  # the matching "}"
+                break
+        if close is None:
             return 0.0, "parse_error"  # never closed
-        value = parse_number(response[s + len(opener) : j - 1])
+        value = parse_number(response[s + len(opener) : close])
         if value is None:
             return 0.0, "parse_error"
         values.append(value)
-        last_close = max(last_close, j - 1)
+        closes.append(close)
     if any(v != values[0] for v in values):
         return 0.0, "multiple_answers"
-    tail = response[last_close + 1 :]
+    tail = response[max(closes) + 1 :]
     if not all(ch.isspace() or ch in ".$" for ch in tail):
         return 0.0, "trailing_text"
     final = verify_numeric_answer(
@@ -1307,15 +1423,64 @@ _HIDDEN_STRICT = [
     (b"\\boxed{5}", "5", 0.0, "invalid_input"),
     ("x" * 20_001, "5", 0.0, "too_long"),
     ("x" * 19_991 + r"\boxed{5}", "5", 1.0, "correct"),  # exactly 20,000 characters is allowed
+    # contract: rule-5 (a later box smaller than the first; equal as Fraction with another spelling)
+    (r"\boxed{81} or maybe \boxed{79}", "79", 0.0, "multiple_answers"),
+    (r"\boxed{3/6} so \boxed{0.50} = \boxed{1/2}", "0.5", 1.0, "correct"),
+    (r"\boxed{2} \boxed{2} \boxed{1}", "2", 0.0, "multiple_answers"),
+    # contract: rule-6 (any disallowed character after the last box, right after it or later)
+    (r"\boxed{81}x", "81", 0.0, "trailing_text"),
+    (r"\boxed{5}!", "5", 0.0, "trailing_text"),
+    (r"\boxed{81}ab", "81", 0.0, "trailing_text"),
+    (r"\boxed{5}. Done", "5", 0.0, "trailing_text"),
+    ("$\\boxed{5}$ .\n", "5", 1.0, "correct"),  # whitespace, '.' and '$' mixed are all allowed
+    ("\\boxed{5}\t\u00a0.", "5", 1.0, "correct"),  # str.isspace: tab and no-break space
+    # contract: boxes, rule-4 (unclosed boxes: counted to the end of the response)
+    (r"\boxed{4} \boxed{57", "4", 0.0, "parse_error"),  # unclosed at depth 1: never a value
+    (r"\boxed{4} \boxed{5 \boxed{5}", "4", 0.0, "parse_error"),
+    ("w" * 300 + r"\boxed{5", "5", 0.0, "parse_error"),  # an unclosed box far into the response
+    (r"\boxed{{5}}", "5", 0.0, "parse_error"),  # braces belong to the box: contents are '{5}'
+    # contract: rule-7 (the final comparison decides: invalid reference, tolerance of the reference)
+    (r"\boxed{5}", "abc", 0.0, "invalid_reference"),
+    (r"\boxed{5.0000001}", "5", 1.0, "correct"),
+    (r"\boxed{5.01}", "5", 0.0, "wrong"),
 ]
+# contract: return-types, rule-1, rule-2, rule-3, rule-4, rule-5, rule-6, rule-7, rule-order, working
 for _row in _HIDDEN_STRICT:
     _check_strict(*_row)
+# contract: options (rel_tol, abs_tol and max_chars are passed on to the final comparison)
 assert verify_strict(r"\boxed{0.4286}", "3/7", abs_tol=1e-3) == (1.0, "correct"), (
     "pass tolerances on"
 )
+assert verify_strict(r"\boxed{1000.5}", "1000", rel_tol=1e-3) == (1.0, "correct"), "pass rel_tol on"
 assert verify_strict("y" * 50 + r"\boxed{5}", "5", max_chars=40) == (0.0, "too_long"), (
     "pass max_chars on"
 )
+assert verify_strict("y" * 25_000 + r"\boxed{5}", "5", max_chars=30_000) == (1.0, "correct"), (
+    "pass max_chars on to verify_numeric_answer as well (its default is 20,000)"
+)
+assert verify_strict(response=r"\boxed{5}", reference="5") == (1.0, "correct"), (
+    "response and reference can be passed by keyword, as the signature says"
+)
+# contract: differential (seeded responses built from pieces that trip each rule)
+# @reference verify_strict
+_rng = np.random.default_rng(9104)
+_PIECES = ["\\boxed{", "}", "{", "5", "3/7", "0.5", "1/2", "-2", "1,234", "0.4285714", "81",
+           "\\frac{1}{2}", " ", ".", "$", "\n", "x", " or ", "so ", "5}", "{}"]  # fmt: skip
+for _case in range(400):
+    _resp = "".join(_rng.choice(_PIECES, int(_rng.integers(1, 9))))
+    if _case % 7 == 0:
+        _resp = "w" * int(_rng.integers(250, 400)) + _resp
+    _refa = str(_rng.choice(["5", "0.5", "81", "3/7", "-2", "1234", "abc"]))
+    _kw = {}
+    if _case % 5 == 0:
+        _kw = {"max_chars": int(_rng.integers(max(len(_resp) - 3, 0), len(_resp) + 3)),
+               "abs_tol": float(_rng.choice([1e-6, 1e-2])), "rel_tol": 1e-9}  # fmt: skip
+    _want = _ref_verify_strict(_resp, _refa, **_kw)
+    _got = verify_strict(_resp, _refa, **_kw)
+    assert type(_got) is tuple and _got == _want, (
+        f"verify_strict({_resp!r}, {_refa!r}, **{_kw}) should be {_want!r}, got {_got!r}"
+    )
+del _ref_verify_strict
 ### END HIDDEN TESTS
 
 # %% [markdown]

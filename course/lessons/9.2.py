@@ -745,6 +745,14 @@ _box = selfcheck.choice(
 # docstring: it is the contract, shapes and conventions included. Return `np.ndarray` of dtype
 # float64 and never modify the inputs.
 #
+# **How you are graded.** Each graded function has one test cell: the visible asserts you can run
+# now, and hidden tests that run only when the course grades your notebook. The hidden tests check
+# every promise of the docstring (shapes, dtypes, the errors it names, degenerate and empty inputs,
+# that your inputs are left unmodified) and compare your function with the course's on seeded random
+# inputs, with the tolerances the docstring or the test states. A test cell earns its points when it
+# runs without an error. What your code prints, to stdout or stderr (`print`, `logging`, warnings),
+# never costs points: the feedback shows it, marked `[stderr]`.
+#
 # ### 1. `group_advantages` (3 points)
 
 
@@ -808,6 +816,7 @@ import warnings as _w
 
 with _w.catch_warnings(), np.errstate(all="ignore"):
     _w.simplefilter("ignore")  # values decide; keep stderr clean even if a solution warns
+    # contract: degenerate, shape-dtype
     # degenerate groups: all 0, all 1, all 0.3 (float mean of ten 0.3 is not exactly 0.3)
     for _r in [
         np.zeros(8),
@@ -822,6 +831,7 @@ with _w.catch_warnings(), np.errstate(all="ignore"):
             assert type(_out) is np.ndarray
             _got = np.array(_out, dtype=np.float64)
             assert _got.shape == _r.shape and np.all(_got == 0.0), (_r, _eps, _got)
+    # contract: hand-values
     # one success: sqrt(G-1) and -1/sqrt(G-1), population std (hand values)
     for _G, _s in [
         (2, 1.0),
@@ -849,6 +859,7 @@ with _w.catch_warnings(), np.errstate(all="ignore"):
         )
         < 1e-9
     )
+    # contract: eps
     # eps placement: outside the sqrt. [0, 1] with eps=0.5: 0.5 / (0.5 + 0.5) = 0.5 (inside-sqrt would give 0.577)
     np.testing.assert_allclose(
         np.array(group_advantages(np.array([0.0, 1.0]), eps=0.5), dtype=np.float64),
@@ -869,6 +880,7 @@ with _w.catch_warnings(), np.errstate(all="ignore"):
         [-3 / _sd, -1 / _sd, 4 / _sd],
         rtol=1e-12,
     )
+    # contract: per-group, degenerate
     # (B, G) mixing degenerate and informative rows
     _R = np.array([[1.0, 0, 0, 0], [0.5, 0.5, 0.5, 0.5], [1.0, 1, 0, 0], [0.3, 0.3, 0.3, 0.3]])
     _out = group_advantages(_R, eps=0.0)
@@ -886,6 +898,7 @@ with _w.catch_warnings(), np.errstate(all="ignore"):
     np.testing.assert_allclose(_got, _want, rtol=1e-9, atol=0)
     assert np.all(_got[[1, 3]] == 0.0)
     np.testing.assert_allclose(_got.sum(axis=1), 0.0, atol=1e-12)  # zero-sum per group
+    # contract: shape-dtype, no-modify
     # int input -> float64 output; input not modified
     _ri = np.array([1, 0, 0, 0])
     _out = group_advantages(_ri)
@@ -896,14 +909,79 @@ with _w.catch_warnings(), np.errstate(all="ignore"):
     assert np.array_equal(np.array(_rf, dtype=np.float64), [[3.0, 1.0]]), (
         "the input must not be modified"
     )
-    # bad shapes
-    for _bad in [np.zeros((2, 2, 2)), np.zeros((3, 0))]:
+    # contract: shape-errors (not 1-D or 2-D, or an empty group axis)
+    for _bad in [np.zeros((2, 2, 2)), np.zeros((3, 0)), np.zeros(0), np.zeros((0, 0)), np.float64(1.0),
+                 np.zeros((1, 2, 3))]:  # fmt: skip
         try:
             group_advantages(_bad)
         except ValueError:
             pass
         else:
-            raise AssertionError(f"shape {_bad.shape} must raise ValueError")
+            raise AssertionError(f"shape {np.shape(_bad)} must raise ValueError")
+    # contract: shape-dtype (no groups at all, B = 0, is not an error: an empty (0, G) result)
+    _out = group_advantages(np.zeros((0, 4)))
+    assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (0, 4), (
+        "B = 0 groups of G = 4: return an empty float64 array of shape (0, 4)"
+    )
+    # contract: shape-dtype (float32 and nested-list input give float64, computed from the values)
+    _r32 = np.array([[0.1, 0.7, 0.2], [0.3, 0.3, 0.3]], dtype=np.float32)
+    _out = group_advantages(_r32, eps=0.0)
+    assert type(_out) is np.ndarray and _out.dtype == np.float64, "float32 rewards: float64 output"
+    _x = _r32.astype(np.float64)
+    _want = (_x - _x.mean(1, keepdims=True)) / _x.std(1, keepdims=True)
+    _want[1] = 0.0
+    np.testing.assert_allclose(_out, _want, rtol=1e-5, atol=1e-6)
+    assert np.all(_out[1] == 0.0), "a degenerate float32 group gives exact zeros too"
+    _out = group_advantages([[1, 0], [0.5, 0.5]], eps=0.0)
+    assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (2, 2)
+    # contract: no-modify (degenerate rows of 0.3 and informative rows, float64, left as they were)
+    _keep = np.array([[0.3, 0.3, 0.3], [0.0, 1.0, 0.5], [2.0, 2.0, 2.0]])
+    _in = _keep.copy()
+    for _eps in (1e-6, 0.0):
+        _out = group_advantages(_in, eps=_eps)
+        assert np.array_equal(_in, _keep), "the rewards were modified in place"
+        assert not np.shares_memory(_out, _in), "return a new array"
+    # contract: tiny-spread (a spread of 1e-9 is not degenerate: only max == min is)
+    _out = np.array(group_advantages(np.array([0.0, 1e-9]), eps=0.0), dtype=np.float64)
+    np.testing.assert_allclose(_out, [-1.0, 1.0], rtol=1e-9)
+    _out = np.array(group_advantages(np.array([[0.0, 0.0, 0.0, 1e-9]])), dtype=np.float64)
+    _sd = math.sqrt(3) / 4 * 1e-9
+    np.testing.assert_allclose(_out[0], np.array([-0.25, -0.25, -0.25, 0.75]) * 1e-9 / (_sd + 1e-6),
+                               rtol=1e-9, atol=0)  # fmt: skip
+    assert np.all(_out != 0.0), "a tiny but nonzero spread still has nonzero advantages"
+    # contract: differential, per-group, degenerate, eps (seeded (B, G) and (G,) batches against the
+    # reference: binary, continuous, degenerate and tiny-spread rows mixed, eps 0 to 0.5;
+    # tolerance rtol 1e-9 and atol 1e-9 for float64 input, rtol 1e-5 and atol 1e-6 for float32)
+    # @reference group_advantages
+    _rng = np.random.default_rng(9201)
+    for _case in range(60):
+        _B, _G = int(_rng.integers(1, 7)), int(_rng.choice([1, 2, 3, 4, 5, 8, 16]))
+        _R = _rng.random((_B, _G))
+        for _b in range(_B):
+            _kind = int(_rng.integers(0, 5))
+            if _kind == 0:
+                _R[_b] = (_rng.random(_G) < _rng.random()).astype(float)
+            elif _kind == 1:
+                _R[_b] = float(_rng.choice([0.0, 1.0, 0.3, 0.1, -2.5]))
+            elif _kind == 2:
+                _R[_b] = 1e-9 * (_rng.random(_G) < 0.5)
+            elif _kind == 3:
+                _R[_b] = _rng.normal(0, 10, _G)
+        _eps = float(_rng.choice([0.0, 1e-6, 1e-4, 0.5]))
+        _dt = np.float32 if _case % 4 == 3 else np.float64
+        _in = (_R[0] if _case % 3 == 0 else _R).astype(_dt)
+        _want = _ref_group_advantages(_in, _eps)
+        _keep = _in.copy()
+        _out = group_advantages(_in, eps=_eps)
+        assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == _in.shape, (
+            f"case {_case}: return float64 of shape {_in.shape}"
+        )
+        assert np.array_equal(_in, _keep), f"case {_case}: the rewards were modified"
+        _tol = {"rtol": 1e-9, "atol": 1e-9} if _dt is np.float64 else {"rtol": 1e-5, "atol": 1e-6}
+        np.testing.assert_allclose(_out, _want, **_tol, err_msg=f"case {_case}, eps = {_eps}")
+        _deg = _in.max(-1) == _in.min(-1)  # degenerate groups: exact zeros, not rounding residue
+        assert np.all(_out[_deg] == 0.0), f"case {_case}: degenerate groups must give exact zeros"
+    del _ref_group_advantages
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -967,6 +1045,7 @@ except ValueError:
 else:
     raise AssertionError("G = 1 has no other rewards: rloo_baseline must raise ValueError")
 ### BEGIN HIDDEN TESTS
+# contract: hand-values, shape-dtype
 # hand values: [2, 4, 9] -> others' means [6.5, 5.5, 3]
 _out = rloo_baseline([2, 4, 9])
 assert type(_out) is np.ndarray and _out.dtype == np.float64
@@ -975,7 +1054,7 @@ np.testing.assert_allclose(np.array(_out, dtype=np.float64), [6.5, 5.5, 3.0], rt
 np.testing.assert_allclose(
     np.array(rloo_baseline(np.array([0.25, 0.75])), dtype=np.float64), [0.75, 0.25], rtol=1e-12
 )
-# (B, G): per row, last axis
+# contract: per-group, advantages (B, G): per row, last axis
 _R = np.array([[1.0, 0, 0, 0], [1.0, 1, 0, 0], [0.5, 0.5, 0.5, 0.5]])
 _out = rloo_baseline(_R)
 assert type(_out) is np.ndarray
@@ -996,7 +1075,7 @@ np.testing.assert_allclose(
     rtol=1e-12,
     atol=1e-12,
 )
-# identity r - b = G/(G-1) (r - mean), written independently
+# contract: identity (r - b = G/(G-1) (r - mean), written independently)
 _r = np.array([0.1, 0.9, 0.4, 0.4, 0.0])
 np.testing.assert_allclose(
     np.array(rloo_advantages(_r), dtype=np.float64),
@@ -1004,19 +1083,51 @@ np.testing.assert_allclose(
     rtol=1e-12,
     atol=1e-15,
 )
-# input not modified
+# contract: no-modify
 _keep = _r.copy()
 rloo_baseline(_r)
 rloo_advantages(_r)
 assert np.array_equal(_r, _keep)
-for _bad in [np.zeros((3, 1)), np.zeros(1), np.zeros((2, 2, 2))]:
+# contract: errors (G < 2, or not 1-D / 2-D), for both functions
+for _bad in [np.zeros((3, 1)), np.zeros(1), np.zeros((2, 2, 2)), np.zeros(0), np.float64(1.0)]:
     for _fn in (rloo_baseline, rloo_advantages):
         try:
             _fn(_bad)
         except ValueError:
             pass
         else:
-            raise AssertionError(f"{_fn.__name__} on shape {_bad.shape} must raise ValueError")
+            raise AssertionError(f"{_fn.__name__} on shape {np.shape(_bad)} must raise ValueError")
+# contract: shape-dtype (float32 and int input give float64 of the input's shape)
+for _fn in (rloo_baseline, rloo_advantages):
+    for _in in (np.array([[0.1, 0.7, 0.2]], dtype=np.float32), np.array([1, 0, 0, 1])):
+        _out = _fn(_in)
+        assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == _in.shape, (
+            f"{_fn.__name__}: {_in.dtype} input of shape {_in.shape} must give float64 of that shape"
+        )
+# contract: degenerate (a group of equal rewards: zeros up to rounding, |A| ~ 1e-16)
+np.testing.assert_allclose(np.array(rloo_advantages(np.full((2, 10), 0.3)), dtype=np.float64),
+                           0.0, atol=1e-12)  # fmt: skip
+# contract: differential, identity, per-group (seeded batches against the reference, several rows
+# of different content; rtol 1e-12 and atol 1e-12, since a correct A can be 1e-16 where b - r = 0)
+# @reference rloo
+_rng = np.random.default_rng(9202)
+for _case in range(40):
+    _B, _G = int(_rng.integers(1, 6)), int(_rng.choice([2, 3, 4, 5, 8, 16]))
+    _R = np.where(_rng.random((_B, _G)) < 0.5, _rng.random((_B, _G)), _rng.integers(0, 2, (_B, _G)))
+    _R[_rng.random(_B) < 0.3] = 0.3
+    _dt = np.float32 if _case % 4 == 3 else np.float64
+    _in = (_R[0] if _case % 3 == 0 else _R).astype(_dt)
+    _keep = _in.copy()
+    _tol = {"rtol": 1e-12, "atol": 1e-12} if _dt is np.float64 else {"rtol": 1e-5, "atol": 1e-6}
+    for _fn, _ref in ((rloo_baseline, _ref_rloo_baseline), (rloo_advantages, _ref_rloo_advantages)):
+        _out = _fn(_in)
+        assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == _in.shape
+        np.testing.assert_allclose(_out, _ref(_in), **_tol, err_msg=f"{_fn.__name__} case {_case}")
+        assert np.array_equal(_in, _keep), f"{_fn.__name__} modified its input"
+    _x = _in.astype(np.float64)
+    np.testing.assert_allclose(np.array(rloo_advantages(_in), dtype=np.float64),
+                               _G / (_G - 1) * (_x - _x.mean(-1, keepdims=True)), **_tol)  # fmt: skip
+del _ref_rloo_baseline, _ref_rloo_advantages
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1130,6 +1241,46 @@ with np.errstate(all="ignore"):
         _want = _ref_token_ratios(_new, _old, _m)
         _got = np.array(token_ratios(_new.copy(), _old.copy(), _m.copy()), dtype=np.float64)
         np.testing.assert_allclose(_got, _want, rtol=1e-12, atol=0, err_msg=f"case {_case}")
+# contract: shape-errors (shapes that NumPy would broadcast silently must raise too)
+for _shapes in [((2, 3), (2, 3), (1, 3)), ((2, 3), (2, 3), (3,)), ((2, 3), (1, 3), (2, 3)),
+                ((2, 3), (3,), (2, 3)), ((1, 3), (2, 3), (2, 3)), ((2, 1), (2, 3), (2, 3)),
+                ((2, 3), (2, 3), (2, 1)), ((2, 3), (2, 3), ())]:  # fmt: skip
+    try:
+        with np.errstate(all="ignore"):
+            token_ratios(*(np.zeros(_s) for _s in _shapes))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"shapes {_shapes} must raise ValueError")
+# contract: differential, extreme (log-ratios of +-2.5, +-25 and +-300: no clamping, no overflow
+# guard; float32 log-probs give float64 ratios, compared at rtol 1e-5 since the docstring does not
+# say in which precision the difference is taken; float64 at rtol 1e-12)
+with np.errstate(all="ignore"):
+    for _case in range(30):
+        _G, _T = int(_rng.integers(1, 6)), int(_rng.integers(1, 12))
+        _old = _rng.normal(-5, 5, (_G, _T))
+        _d = _rng.choice([0.0, 2.5, -2.5, 25.0, -25.0, 300.0, -300.0, 1e-9], (_G, _T))
+        _d = _d * _rng.uniform(0.9, 1.1, (_G, _T))
+        _m = _rng.random((_G, _T)) < 0.75
+        _f32 = _case % 3 == 2
+        if _f32:
+            _d = np.clip(_d, -30, 30)  # exp(30) fits in float32
+        _new = _old + _d
+        _new[~_m] = _rng.choice([np.nan, -np.inf, np.inf, 0.0])
+        _old[~_m] = _rng.choice([np.nan, -np.inf, 0.0, -1e300])
+        _dt = np.float32 if _f32 else np.float64
+        _n, _o = _new.astype(_dt), _old.astype(_dt)
+        _mm = _m.astype((bool, np.int64, np.float32)[int(_rng.integers(0, 3))])
+        _keep = (_n.copy(), _o.copy(), _mm.copy())
+        _want = _ref_token_ratios(_n, _o, _mm)
+        _out = token_ratios(_n, _o, _mm)
+        assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (_G, _T)
+        np.testing.assert_allclose(_out, _want, rtol=1e-5 if _f32 else 1e-12, atol=0,
+                                   err_msg=f"extreme case {_case} ({_dt.__name__})")  # fmt: skip
+        assert np.all(_out[~_m] == 1.0), f"extreme case {_case}: masked positions must be 1.0"
+        # contract: no-modify (also the nan/inf garbage on padding stays as it was)
+        for _a, _b in zip((_n, _o, _mm), _keep):
+            assert np.array_equal(_a, _b, equal_nan=True), "an input was modified in place"
 del _ref_token_ratios
 ### END HIDDEN TESTS
 
@@ -1194,6 +1345,7 @@ _got = np.array(
 )
 assert _got[0, 1] == 0.0, f"masked tokens must contribute exactly 0.0, got {_got[0, 1]}"
 ### BEGIN HIDDEN TESTS
+# contract: hand-values, per-row, shape-dtype, objective
 _rho = np.array([[0.5, 0.9, 1.0, 1.1, 1.5, 1.2, 0.8]] * 3)
 _m = np.ones_like(_rho)
 _out = clipped_surrogate(_rho, np.array([2.0, -2.0, 0.0]), _m)
@@ -1206,6 +1358,7 @@ np.testing.assert_allclose(_got[0], [1.0, 1.8, 2.0, 2.2, 2.4, 2.4, 1.6], rtol=1e
 np.testing.assert_allclose(_got[1], [-1.6, -1.8, -2.0, -2.2, -3.0, -2.4, -1.6], rtol=1e-12)
 # A=0: zero everywhere
 np.testing.assert_allclose(_got[2], 0.0, atol=0)
+# contract: eps-clip
 # other eps_clip: A=+1 rho=1.5 -> 1.1; A=-1 rho=0.5 -> -0.9; A=-1 rho=1.5 -> -1.5; A=+1 rho=0.5 -> 0.5
 _got = np.array(
     clipped_surrogate(
@@ -1220,7 +1373,7 @@ _got = np.array(
     dtype=np.float64,
 )
 np.testing.assert_allclose(_got, [[1, 1, 1], [-2, -2, -2], [3, 3, 3]], rtol=1e-12)
-# padding: masked positions are 0.0 even when the ratio there is nan, inf or huge
+# contract: masked (padding: masked positions are 0.0 even when the ratio there is nan, inf or huge)
 with np.errstate(all="ignore"):
     _out = clipped_surrogate(
         np.array([[1.3, np.nan, np.inf], [0.7, 5.0, np.nan]]),
@@ -1235,17 +1388,83 @@ assert np.all(_got[:, 1:] == 0.0)
 _r0, _a0 = np.array([[1.5, 0.5]]), np.array([1.0])
 clipped_surrogate(_r0, _a0, np.array([[1, 1]]))
 assert np.array_equal(_r0, [[1.5, 0.5]]) and np.array_equal(_a0, [1.0])
-# shape errors
+# contract: shape-errors (also shapes that NumPy would broadcast silently)
 for _args in [
     (np.ones((2, 3)), np.ones(3), np.ones((2, 3))),
     (np.ones((2, 3)), np.ones(2), np.ones((3, 2))),
+    (np.ones(3), np.ones(3), np.ones(3)),  # ratios not 2-D
+    (np.ones((2, 2, 2)), np.ones(2), np.ones((2, 2, 2))),
+    (np.ones((2, 3)), np.ones(2), np.ones((1, 3))),  # mask of another shape
+    (np.ones((2, 3)), np.ones(2), np.ones(3)),
+    (np.ones((2, 3)), np.ones(2), np.ones((2, 1))),
+    (np.ones((2, 3)), np.ones(1), np.ones((2, 3))),  # advantages not (G,)
+    (np.ones((2, 3)), np.ones((2, 1)), np.ones((2, 3))),
+    (np.ones((2, 3)), np.float64(1.0), np.ones((2, 3))),
 ]:
     try:
         clipped_surrogate(*_args)
     except ValueError:
         pass
     else:
-        raise AssertionError("inconsistent shapes must raise ValueError")
+        raise AssertionError(
+            f"shapes {[np.shape(_a) for _a in _args]} (ratios, advantages, mask) must raise ValueError"
+        )
+# contract: far-outside (an active ratio far above 1 + eps with A < 0 is NOT bounded: no dual clip,
+# no cap on the ratio; far below 1 - eps with A > 0 is not lifted)
+_got = np.array(
+    clipped_surrogate(np.array([[50.0, 4.0, 1e-3], [50.0, 4.0, 1e-3]]), np.array([-1.0, 2.0]),
+                      np.ones((2, 3), dtype=bool)),
+    dtype=np.float64,
+)  # fmt: skip
+np.testing.assert_allclose(_got, [[-50.0, -4.0, -0.8], [2.4, 2.4, 2e-3]], rtol=1e-12)
+# contract: clip-bounds (exactly on 1 - eps and 1 + eps, both signs of A, eps_clip = 0 and 1)
+_rho = np.array([[0.8, 1.2, 0.7999999, 1.2000001]])
+for _A in (1.5, -1.5):
+    _got = np.array(clipped_surrogate(_rho, np.array([_A]), np.ones((1, 4))), dtype=np.float64)
+    np.testing.assert_allclose(_got[0], np.minimum(_rho[0] * _A, np.clip(_rho[0], 0.8, 1.2) * _A),
+                               rtol=1e-12)  # fmt: skip
+_got = np.array(clipped_surrogate(np.array([[0.5, 2.0]] * 2), np.array([1.0, -1.0]),
+                                  np.ones((2, 2)), eps_clip=0.0), dtype=np.float64)  # fmt: skip
+np.testing.assert_allclose(_got, [[0.5, 1.0], [-1.0, -2.0]], rtol=1e-12)
+_got = np.array(clipped_surrogate(np.array([[0.5, 3.0]] * 2), np.array([1.0, -1.0]),
+                                  np.ones((2, 2)), eps_clip=1.0), dtype=np.float64)  # fmt: skip
+np.testing.assert_allclose(_got, [[0.5, 2.0], [-0.5, -3.0]], rtol=1e-12)
+# contract: no-modify (nan/inf padding in ratios stays in the caller's array; mask unchanged)
+_r0 = np.array([[1.3, np.nan, np.inf], [0.7, 5.0, -np.inf]])
+_m0 = np.array([[1, 0, 0], [1, 1, 0]])
+_k0, _km = _r0.copy(), _m0.copy()
+with np.errstate(all="ignore"):
+    clipped_surrogate(_r0, np.array([1.0, -1.0]), _m0)
+assert np.array_equal(_r0, _k0, equal_nan=True) and np.array_equal(_m0, _km), (
+    "the inputs were modified in place (padding of ratios included)"
+)
+# contract: differential, masked, per-row, dtype (seeded ratios on and far outside the clip bounds,
+# advantages of both signs and 0, ragged masks of bool/int/float, eps_clip from 0 to 1; float64
+# inputs at rtol 1e-12, atol 1e-12; float32 inputs at rtol 1e-6, atol 1e-6: the docstring fixes the
+# output dtype, not the precision of the arithmetic)
+# @reference clipped_surrogate
+_rng = np.random.default_rng(9204)
+with np.errstate(all="ignore"):
+    for _case in range(60):
+        _G, _T = int(_rng.integers(1, 7)), int(_rng.integers(1, 10))
+        _eps = float(_rng.choice([0.0, 0.1, 0.2, 0.28, 1.0]))
+        _rho = _rng.choice([1.0, 1 - _eps, 1 + _eps, 0.5, 2.0, 50.0, 1e-4], (_G, _T))
+        _rho = np.where(_rng.random((_G, _T)) < 0.5, _rng.lognormal(0, 0.5, (_G, _T)), _rho)
+        _adv = _rng.choice([0.0, 1.0, -1.0, 2.5, -0.3], _G) * _rng.uniform(0.5, 2, _G)
+        _m = _rng.random((_G, _T)) < 0.7
+        _rho[~_m] = _rng.choice([np.nan, np.inf, -np.inf, 1e300, 0.0])
+        _dt = np.float32 if _case % 4 == 3 else np.float64
+        _rr, _aa = _rho.astype(_dt), _adv.astype(_dt)
+        _mm = _m.astype((bool, np.int64, np.float64)[_case % 3])
+        _want = _ref_clipped_surrogate(_rr, _aa, _mm, _eps)
+        _out = clipped_surrogate(_rr, _aa, _mm, eps_clip=_eps)
+        assert type(_out) is np.ndarray and _out.dtype == np.float64 and _out.shape == (_G, _T), (
+            f"case {_case}: return float64 of shape ({_G}, {_T})"
+        )
+        _tol = 1e-12 if _dt is np.float64 else 1e-6
+        np.testing.assert_allclose(_out, _want, rtol=_tol, atol=_tol, err_msg=f"case {_case}")
+        assert np.all(_out[~_m] == 0.0), f"case {_case}: masked tokens must give exactly 0.0"
+del _ref_clipped_surrogate
 ### END HIDDEN TESTS
 
 # %% [markdown]
