@@ -27,6 +27,14 @@
 # divided by their count (a pooled token mean, as TRL logs it), not a mean of per-response means.
 # Graded functions are pure NumPy; a quantity with nothing to measure (no active token, no response)
 # is `nan`, never 0: a missing measurement read as zero is a false measurement.
+#
+# **How you are graded.** Each graded function has one test cell: the visible asserts you can run
+# now, and hidden tests that run only when the course grades your notebook. The hidden tests check
+# every promise of the docstring (shapes, dtypes, the errors it names, degenerate and empty inputs,
+# that your inputs are left unmodified) and compare your function with the course's on seeded random
+# inputs, with the tolerances the docstring or the test states. A test cell earns its points when it
+# runs without an error. What your code prints, to stdout or stderr (`print`, `logging`, warnings),
+# never costs points: the feedback shows it, marked `[stderr]`.
 
 # %%
 import itertools
@@ -214,6 +222,7 @@ assert math.isclose(_out, math.log(2.0), rel_tol=1e-9), (
 )
 ### BEGIN HIDDEN TESTS
 _close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+# contract: pooled
 # pooled token mean, not a mean of per-response means: response A has 1 active token with H = ln 2,
 # response B has 3 active tokens with H = 0 (one allowed token)
 _L = np.full((2, 3, 2), -np.inf)
@@ -225,23 +234,49 @@ assert type(_h) is float
 assert math.isclose(_h, math.log(2.0) / 4, rel_tol=1e-9), (
     f"pooled mean over the 4 active tokens is ln2/4 = {math.log(2) / 4:.6f}, got {_h}"
 )
-# padding positions with nan or all -inf are ignored (bool mask accepted)
+# contract: padding-garbage, mask-dtypes
+# padding positions with nan, +inf or all -inf are ignored; bool, int and float masks alike
 _L = np.zeros((2, 2, 4))
 _L[0, 1] = np.nan
 _L[1, 1] = -np.inf
-_h = masked_token_entropy(_L, np.array([[True, False], [True, False]]))
-assert math.isclose(_h, math.log(4.0), rel_tol=1e-9), (
-    f"garbage at padding must be ignored: expected ln 4, got {_h}"
-)
-# empty mask -> nan (not 0)
+_L[1, 1, 2] = np.inf
+for _hm in (np.array([[True, False], [True, False]]), np.array([[1, 0], [1, 0]]),
+            np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)):  # fmt: skip
+    with np.errstate(all="ignore"):
+        _h = masked_token_entropy(_L, _hm)
+    assert math.isclose(_h, math.log(4.0), rel_tol=1e-9), (
+        f"garbage at padding must be ignored (mask dtype {_hm.dtype}): expected ln 4, got {_h}"
+    )
+# contract: empty
+# empty mask -> nan (not 0), for any mask dtype
 _h = masked_token_entropy(np.zeros((2, 3, 5)), np.zeros((2, 3)))
 assert type(_h) is float and math.isnan(_h), f"no active token must give nan, got {_h!r}"
+_h = masked_token_entropy(np.full((1, 2, 3), np.nan), np.zeros((1, 2), dtype=bool))
+assert type(_h) is float and math.isnan(_h), f"no active token must give nan, got {_h!r}"
+# contract: differential
 # shift invariance and big logits: (500 + ln 3, 500) -> H(3/4, 1/4)
 _h = masked_token_entropy(np.array([[[500.0 + math.log(3.0), 500.0]]]), np.array([[1]]))
 assert math.isclose(_h, _H2, rel_tol=1e-9)
-# a near one-hot distribution with a -inf entry and a very negative finite one
+# contract: neg-inf
+# a near one-hot distribution with a -inf entry and a very negative finite one; a position with one
+# finite logit has entropy 0 (absolute tolerance: a correct 1e-16 passes)
 _h = masked_token_entropy(np.array([[[0.0, -800.0, -np.inf]]]), np.array([[1]]))
 assert math.isclose(_h, 0.0, abs_tol=1e-12) and not math.isnan(_h)
+_h = masked_token_entropy(
+    np.array([[[-np.inf, 3.0, -np.inf], [0.0, 0.0, -np.inf]]]), np.ones((1, 2))
+)
+assert math.isclose(_h, math.log(2.0) / 2, rel_tol=1e-9, abs_tol=1e-12), _h
+# contract: array-like
+# nested lists are accepted
+_h = masked_token_entropy([[[0.0, 0.0], [1.0, 1.0]]], [[1, 1]])
+assert type(_h) is float and math.isclose(_h, math.log(2.0), rel_tol=1e-9), _h
+# contract: dtype
+# float32 logits: still a Python float, close to the float64 answer
+_L32 = np.array([[[0.5, -1.0, 2.0, -np.inf], [3.0, 3.0, 3.0, 3.0]]], dtype=np.float32)
+_h = masked_token_entropy(_L32, np.array([[1, 1]], dtype=np.int32))
+_want = masked_token_entropy(_L32.astype(np.float64), np.array([[1, 1]]))
+assert type(_h) is float, f"float32 logits must still give a Python float, got {type(_h).__name__}"
+assert math.isclose(_h, _want, rel_tol=1e-5, abs_tol=1e-6), (_h, _want)
 # independent reference on random logits with -inf holes, float mask weights 0/1
 _rng = np.random.default_rng(3)
 _L = _rng.normal(size=(3, 4, 6)) * 3
@@ -258,17 +293,73 @@ for _n in range(3):
             _vals.append(-sum(_x * math.log(_x) for _x in _q if _x > 0))
 _h = masked_token_entropy(_L, _hmask)
 assert math.isclose(_h, sum(_vals) / len(_vals), rel_tol=1e-9)
-# the caller's arrays are not modified
-_keep = _L.copy()
-masked_token_entropy(_L, _hmask)
+# contract: no-modify
+# the caller's arrays are not modified, also where they hold nan, +inf and -inf (padding)
+_L[1, 1] = np.nan
+_L[2, 0, 1] = np.inf
+_hmask[1, 1] = _hmask[2, 0] = 0.0
+_keep, _keep_m = _L.copy(), _hmask.copy()
+with np.errstate(all="ignore"):
+    masked_token_entropy(_L, _hmask)
 _same(_L, _keep)
-# shape mismatch raises
-try:
-    masked_token_entropy(np.zeros((2, 3, 4)), np.ones((3, 2)))
-except ValueError:
-    pass
-else:
-    raise AssertionError("a mask of the wrong shape must raise ValueError")
+_same(_hmask, _keep_m)
+# contract: shape-errors
+# logits not 3-D, or a mask whose shape is not logits.shape[:2] (also one that would broadcast)
+for _ls, _ms in [((2, 3, 4), (3, 2)), ((2, 3, 4), (2, 2)), ((2, 3, 4), (1, 3)), ((2, 3, 4), (2,)),
+                 ((2, 3, 4), (2, 3, 1)), ((2, 3, 4), (2, 4)), ((2, 3), (2, 3)), ((2, 3, 4, 5), (2, 3)),
+                 ((4,), (4,)), ((2, 3, 4), (3, 3))]:  # fmt: skip
+    try:
+        masked_token_entropy(np.zeros(_ls), np.ones(_ms))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"logits {_ls} with mask {_ms} must raise ValueError")
+# contract: bad-logits
+# an ACTIVE position with no finite logit, a nan or a +inf raises ValueError
+for _bad in ([-np.inf, -np.inf], [np.nan, 0.0], [0.0, np.inf], [np.nan, np.nan], [np.inf, np.inf],
+             [np.nan, -np.inf], [-np.inf, np.inf]):  # fmt: skip
+    _L = np.zeros((2, 2, 2))
+    _L[1, 0] = _bad
+    try:
+        with np.errstate(all="ignore"):
+            masked_token_entropy(_L, np.array([[1, 0], [1, 1]]))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"an active position holding {_bad} must raise ValueError")
+# contract: differential
+# seeded random batches against the course's function: ragged masks, rows of different lengths,
+# logits from tiny to huge spreads with a large offset per row, -inf holes, garbage at padding,
+# float32 and float64 inputs. Tolerance: rel 1e-9, abs 1e-12 (float64); rel 1e-5, abs 1e-6 (float32)
+# @reference masked_token_entropy
+_rng = np.random.default_rng(94)
+for _case in range(60):
+    _N, _T, _V = int(_rng.integers(1, 5)), int(_rng.integers(1, 7)), int(_rng.integers(1, 8))
+    _f32 = _case % 4 == 3
+    _scales = [1e-9, 0.1, 1.0, 3.0, 30.0] if _f32 else [1e-9, 0.1, 3.0, 30.0, 1000.0]
+    _scale = float(_rng.choice(_scales))
+    _L = _rng.normal(size=(_N, _T, _V)) * _scale
+    _L[_rng.random((_N, _T, _V)) < 0.35] = -np.inf
+    _L[np.arange(_N)[:, None], np.arange(_T)[None, :], _rng.integers(0, _V, size=(_N, _T))] = 0.5
+    if not _f32:  # rows far apart (offsets of ~1000): shift by each position's own max
+        _L += _rng.normal(size=(_N, 1, 1)) * 1000.0
+    _hm = _rng.random((_N, _T)) < _rng.uniform(0.2, 1.0)
+    _L[~_hm] = _rng.choice([np.nan, -np.inf, np.inf, 0.0])
+    if _f32:
+        _L = _L.astype(np.float32)
+    _hm = [_hm, _hm.astype(np.int64), _hm.astype(np.float64)][_case % 3]
+    with np.errstate(all="ignore"):
+        _want = _ref_masked_token_entropy(_L.copy(), _hm.copy())
+        _got = masked_token_entropy(_L.copy(), _hm.copy())
+    assert type(_got) is float, f"case {_case}: return a Python float, got {type(_got).__name__}"
+    if math.isnan(_want):
+        assert math.isnan(_got), f"case {_case}: no active token must give nan, got {_got}"
+    else:
+        _rt, _at = (1e-5, 1e-6) if _f32 else (1e-9, 1e-12)
+        assert math.isclose(_got, _want, rel_tol=_rt, abs_tol=_at), (
+            f"case {_case} (N, T, V = {_N}, {_T}, {_V}, {_L.dtype}): expected {_want!r}, got {_got!r}"
+        )
+del _ref_masked_token_entropy
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -388,7 +479,9 @@ def pass_at_k(n, c, k: int) -> float | np.ndarray:
     Args:
         n: int or integer array-like: samples drawn per prompt.
         c: int or integer array-like (broadcastable with n): how many of them are correct, 0 <= c <= n.
-        k: int, 1 <= k <= n for every entry.
+        k: int (one number), 1 <= k <= n for every entry.
+        A float that holds a whole number (such as 4.0) counts as an integer; 2.5, nan, inf and
+        strings do not.
 
     Returns:
         The probability that a random k-subset (without replacement) of the n samples holds at least
@@ -397,23 +490,23 @@ def pass_at_k(n, c, k: int) -> float | np.ndarray:
         of dtype float64 with the broadcast shape of n and c.
 
     Raises:
-        ValueError: non-integer n, c or k; c < 0 or c > n; k < 1 or k > n.
+        ValueError: non-integer n, c or k (or k not a single number); c < 0 or c > n; k < 1 or k > n.
     """
 
     ### BEGIN SOLUTION
     def as_int(x, name):
         a = np.asarray(x)
-        if a.dtype == bool or not np.issubdtype(a.dtype, np.number):
+        if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
             raise ValueError(f"{name} must be integer, got dtype {a.dtype}")
-        if not np.issubdtype(a.dtype, np.integer):
+        if np.issubdtype(a.dtype, np.floating):
             if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
                 raise ValueError(f"{name} must hold whole numbers")
         return a.astype(np.int64)
 
-    n_arr, c_arr = as_int(n, "n"), as_int(c, "c")
-    if np.ndim(k) != 0 or int(k) != k:
+    n_arr, c_arr, k_arr = as_int(n, "n"), as_int(c, "c"), as_int(k, "k")
+    if k_arr.ndim != 0:
         raise ValueError("k must be one integer")
-    k = int(k)
+    k = int(k_arr)
     n_b, c_b = np.broadcast_arrays(n_arr, c_arr)
     if k < 1 or np.any(k > n_b):
         raise ValueError(f"need 1 <= k <= n, got k = {k}")
@@ -447,35 +540,117 @@ np.testing.assert_allclose(np.array(_out, dtype=np.float64), [0.0, 0.5, 24 / 45]
 _close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
 from fractions import Fraction as _F
 
+# contract: product-form
 # large n: binomials would overflow a float; 1 - C(1999,1000)/C(2000,1000) = 1 - 1000/2000
 _h = pass_at_k(2000, 1, 1000)
 assert type(_h) is float and math.isclose(_h, 0.5, rel_tol=1e-9), (
     f"n=2000, c=1, k=1000 must be 0.5, got {_h}: use the product form, not float binomials"
 )
-# exact rational reference
-for _n, _c, _k in [(16, 3, 4), (16, 0, 4), (16, 13, 4), (16, 12, 4), (1000, 3, 500), (7, 7, 7)]:
+# contract: formula, no-correct
+# exact rational reference (absolute tolerance where the answer is 0: a correct 1e-16 passes)
+for _n, _c, _k in [(16, 3, 4), (16, 0, 4), (16, 13, 4), (16, 12, 4), (1000, 3, 500), (7, 7, 7),
+                   (10, 6, 4), (9, 1, 8), (1, 0, 1), (1, 1, 1), (3000, 0, 1500)]:  # fmt: skip
     _ref = 1 - _F(math.comb(_n - _c, _k), math.comb(_n, _k))
     _h = pass_at_k(_n, _c, _k)
     assert type(_h) is float
-    assert math.isclose(_h, float(_ref), rel_tol=1e-9, abs_tol=1e-15), (_n, _c, _k, _h)
-assert pass_at_k(16, 0, 4) == 0.0
+    assert math.isclose(_h, float(_ref), rel_tol=1e-9, abs_tol=1e-12), (_n, _c, _k, _h)
+assert math.isclose(pass_at_k(16, 0, 4), 0.0, abs_tol=1e-12), "c = 0: no subset holds a success"
+# contract: saturated
+# exactly 1.0 where n - c < k; n - c == k is NOT saturated (one k-subset holds no success)
+assert pass_at_k(10, 7, 4) == 1.0 and pass_at_k(4, 4, 1) == 1.0 and pass_at_k(6, 3, 4) == 1.0
+_h = pass_at_k(10, 6, 4)
+assert _h < 1.0 and math.isclose(_h, 1 - 1 / 210, rel_tol=1e-12), (
+    f"n=10, c=6, k=4: n - c == k leaves exactly one all-wrong 4-subset of 210: 1 - 1/210, got {_h}"
+)
+_h = pass_at_k(np.array([10, 10, 10, 10]), np.array([5, 6, 7, 10]), 4)
+assert float(_h[2]) == 1.0 and float(_h[3]) == 1.0, _h
+_close(np.array(_h, dtype=np.float64)[:2], [1 - 5 / 210, 1 - 1 / 210], rtol=1e-12)
+# contract: return-type, broadcast
 # broadcasting a scalar n against an array c, 2-D shape kept
 _h = pass_at_k(8, np.array([[0, 2], [5, 8]]), 4)
-assert type(_h) is np.ndarray and _h.shape == (2, 2)
+assert type(_h) is np.ndarray and _h.shape == (2, 2) and _h.dtype == np.float64
 _exp = [[1 - _F(math.comb(8 - _c, 4), math.comb(8, 4)) for _c in _r] for _r in [[0, 2], [5, 8]]]
-_close(np.array(_h, dtype=np.float64), np.array(_exp, dtype=np.float64), rtol=1e-12)
+_close(np.array(_h, dtype=np.float64), np.array(_exp, dtype=np.float64), rtol=1e-12, atol=1e-12)
+# an array n against a scalar c; (N, 1) against (M,); int32 inputs still give float64
+_h = pass_at_k(np.array([5, 10]), 2, 2)
+assert type(_h) is np.ndarray and _h.shape == (2,) and _h.dtype == np.float64, _h
+_close(_h, [0.7, 1 - 28 / 45], rtol=1e-12)
+_h = pass_at_k(np.array([[6], [9]], dtype=np.int32), np.array([0, 1, 3], dtype=np.int32), 3)
+assert type(_h) is np.ndarray and _h.shape == (2, 3) and _h.dtype == np.float64, _h
+_h = pass_at_k(np.array([5]), np.array([2]), 2)
+assert type(_h) is np.ndarray and _h.shape == (1,), "a (1,) array is an array, not a scalar"
+# numpy integer scalars are scalars; k may be a numpy integer
+_h = pass_at_k(np.int64(5), np.int32(2), np.int64(2))
+assert type(_h) is float and math.isclose(_h, 0.7, rel_tol=1e-12), _h
+# contract: array-like
 # lists are accepted and give an array
 _h = pass_at_k([3, 3], [1, 2], 3)
 assert type(_h) is np.ndarray
 _close(np.array(_h, dtype=np.float64), [1.0, 1.0])
-# invalid arguments raise
-for _args in [(3, 1, 4), (5, 6, 1), (5, -1, 1), (5, 1, 0)]:
+# contract: whole-floats
+# a float holding a whole number counts as an integer
+_h = pass_at_k(5.0, 2.0, 2.0)
+assert type(_h) is float and math.isclose(_h, 0.7, rel_tol=1e-12), _h
+_h = pass_at_k(np.array([5.0, 10.0]), np.array([2.0, 3.0]), 2)
+assert type(_h) is np.ndarray
+_close(np.array(_h, dtype=np.float64), [0.7, 24 / 45], rtol=1e-12)
+# contract: int-errors
+# non-integer n, c or k: 2.5-like floats, nan, inf, strings, a k that is not one number
+for _args in [(5.5, 2, 2), (5, 1.3, 2), (5, 1.5, 2), (5, 1.7, 2), (np.array([5.0, 6.2]), 1, 2),
+              (5, np.array([1.0, 2.7]), 2), (5, 2, 2.5), (5, 2, 1.2), (np.nan, 1, 1), (5, np.nan, 1),
+              (np.inf, 1, 1), (5, 2, np.inf), (5, 2, np.nan), ("5", 2, 2), (5, "2", 2), (5, 2, "2"),
+              (5, 2, [2]), (5, 2, np.array([2])), (5, 2, np.array([2, 3]))]:  # fmt: skip
     try:
-        pass_at_k(*_args)
+        with np.errstate(all="ignore"):
+            pass_at_k(*_args)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"pass_at_k{_args} must raise ValueError (non-integer n, c or k)")
+# contract: range-errors
+# invalid arguments raise, also when only one entry of an array is out of range
+for _args in [(3, 1, 4), (5, 6, 1), (5, -1, 1), (5, 1, 0), (5, 1, -2), (np.array([5, 3]), 1, 4),
+              (np.array([5, 5]), np.array([1, 6]), 2), (4, np.array([0, -1]), 1), (0, 0, 1)]:  # fmt: skip
+    try:
+        with np.errstate(all="ignore"):
+            pass_at_k(*_args)
     except ValueError:
         pass
     else:
         raise AssertionError(f"pass_at_k{_args} must raise ValueError")
+# contract: no-modify
+_hn, _hc = np.array([6, 9, 12]), np.array([0, 4, 12])
+pass_at_k(_hn, _hc, 3)
+_same(_hn, [6, 9, 12])
+_same(_hc, [0, 4, 12])
+# contract: differential
+# seeded random inputs against the course's function: shapes from scalars to 2-D with broadcasting,
+# n from 1 to 3000, every c from 0 to n (n - c < k, == k and > k), k from 1 to min(n).
+# Tolerance: rel 1e-9, abs 1e-12 (the answer can be exactly 0)
+# @reference pass_at_k
+_rng = np.random.default_rng(944)
+for _case in range(60):
+    _shape = [(), (1,), (int(_rng.integers(2, 6)),), (2, 3)][_case % 4]
+    _big = _case % 5 == 4
+    _n = _rng.integers(1, 3000 if _big else 40, size=_shape)
+    _k = int(_rng.integers(1, int(np.min(_n)) + 1))
+    _c = _n - _rng.integers(0, _n + 1)
+    _c = np.where(_rng.random(_shape) < 0.3, np.clip(_n - _k, 0, None), _c)  # n - c == k often
+    if _shape == ():
+        _n, _c = int(_n), int(_c)
+    elif _case % 3 == 0:
+        _n = int(np.max(_n))  # a scalar n broadcast against the array c
+        _c = np.minimum(_c, _n)
+    _want = _ref_pass_at_k(_n, _c, _k)
+    _got = pass_at_k(_n, _c, _k)
+    if _shape == ():
+        assert type(_got) is float, f"case {_case}: scalars must give a float"
+    else:
+        assert type(_got) is np.ndarray and _got.dtype == np.float64, f"case {_case}: {_got!r}"
+        assert _got.shape == np.shape(_want), f"case {_case}: shape {_got.shape}"
+    _close(np.array(_got, dtype=np.float64), _want, rtol=1e-9, atol=1e-12,
+           err_msg=f"case {_case}: n={_n}, c={_c}, k={_k}")  # fmt: skip
+del _ref_pass_at_k
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -559,31 +734,85 @@ assert math.isclose(_out, 0.5), (
 )
 ### BEGIN HIDDEN TESTS
 _close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
-# exact comparison: 0.1 + 0.2 != 0.3 in floating point counts as informative
+# contract: exact
+# exact comparison: 0.1 + 0.2 != 0.3 in floating point counts as informative; so does a spread of
+# one ulp or 1e-300 (no tolerance of any size)
 _h = informative_group_rate(np.array([0.1 + 0.2, 0.3, 1.0, 1.0]), np.array([0, 0, 1, 1]))
 assert type(_h) is float and math.isclose(_h, 0.5), (
     f"exact-equality convention: expected 0.5, got {_h}"
 )
-# a singleton group is uninformative; unequal group sizes are fine
+_h = informative_group_rate(np.array([0.5, 0.5 + 1e-13, 2.0, 2.0, 1e-300, 0.0, 7.0, np.nextafter(7.0, 8.0)]),
+                            np.array([0, 0, 1, 1, 2, 2, 3, 3]))  # fmt: skip
+assert math.isclose(_h, 0.75), f"spreads 1e-13, 1e-300 and one ulp are informative: 3/4, got {_h}"
+# contract: singleton
+# a singleton group is uninformative; unequal group sizes are fine; a batch of one response -> 0.0
 _h = informative_group_rate(np.array([1.0, 0.0, 1.0, 0.5]), np.array([0, 1, 1, 1]))
 assert math.isclose(_h, 0.5)
+_h = informative_group_rate(np.array([1.0]), np.array([3]))
+assert type(_h) is float and _h == 0.0, f"one response, one group of one: 0.0 (not nan), got {_h!r}"
+assert informative_group_rate(np.array([0.0, 1.0, 2.0]), np.array([4, 5, 6])) == 0.0
 # partial credit: any two different values make a group informative
 _h = informative_group_rate(np.array([0.2, 0.2, 0.2, 0.7, 0.2, 0.2]), np.array([5, 5, 5, 9, 9, 9]))
 assert math.isclose(_h, 0.5)
+# contract: empty
 # empty batch -> nan
 _h = informative_group_rate(np.array([]), np.array([], dtype=int))
 assert type(_h) is float and math.isnan(_h), f"an empty batch must give nan, got {_h!r}"
+_h = informative_group_rate([], [])
+assert type(_h) is float and math.isnan(_h), f"an empty batch must give nan, got {_h!r}"
+# contract: array-like
 # lists and integer rewards
 assert math.isclose(informative_group_rate([1, 1, 0, 1], [2, 2, 4, 4]), 0.5)
 # all groups degenerate -> 0.0, all informative -> 1.0
 assert informative_group_rate(np.zeros(6), np.repeat([0, 1, 2], 2)) == 0.0
 assert informative_group_rate(np.tile([0.0, 1.0], 3), np.repeat([0, 1, 2], 2)) == 1.0
-# independent reference on a random batch
-_rng = np.random.default_rng(5)
-_g = _rng.integers(0, 12, size=60)
-_r = _rng.integers(0, 2, size=60).astype(float)
-_ref = np.mean([len(set(_r[_g == _i].tolist())) > 1 for _i in set(_g.tolist())])
-assert math.isclose(informative_group_rate(_r, _g), float(_ref))
+# contract: ids
+# ids unsorted, negative, huge and sparse, rows of a group scattered
+_h = informative_group_rate(np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0]),
+                            np.array([-3, 10**12, 7, -3, 7, 10**12, 10**12]))  # fmt: skip
+assert math.isclose(_h, 2 / 3), f"groups -3 (1, 1), 7 (1, 0), 10**12 (0, 0, 1): 2/3, got {_h}"
+# contract: no-modify
+_hr, _hg = np.array([0.0, 1.0, 1.0, 1.0]), np.array([2, 1, 2, 1])
+informative_group_rate(_hr, _hg)
+_same(_hr, [0.0, 1.0, 1.0, 1.0])
+_same(_hg, [2, 1, 2, 1])
+# contract: shape-errors
+# rewards and group of different shapes, or not 1-D (also 0-D and same-shape 2-D)
+for _rs, _gs in [((3,), (4,)), ((4,), (3,)), ((4,), (1,)), ((1,), (4,)), ((2, 2), (2, 2)), ((4, 1), (4,)),
+                 ((4,), (4, 1)), ((), ()), ((0,), (1,)), ((2, 3), (3, 2))]:  # fmt: skip
+    try:
+        informative_group_rate(np.zeros(_rs), np.zeros(_gs, dtype=int))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"rewards {_rs} with group {_gs} must raise ValueError")
+# contract: differential
+# seeded random batches against the course's function: 1 to 60 responses, 1 to 15 groups of unequal
+# sizes (singletons included), unsorted negative and huge ids, binary, graded and tiny-spread rewards.
+# Tolerance: rel 1e-12, abs 1e-15 (the answer can be 0)
+# @reference informative_group_rate
+_rng = np.random.default_rng(9404)
+for _case in range(60):
+    _N = int(_rng.integers(1, 61))
+    _ids = _rng.choice(np.array([-7, -1, 0, 1, 2, 3, 5, 8, 13, 99, 10**6, 10**12, -(10**9), 4, 6]),
+                       size=int(_rng.integers(1, 16)), replace=False)  # fmt: skip
+    _g = _rng.choice(_ids, size=_N)
+    _kind = _case % 4
+    if _kind == 0:
+        _r = _rng.integers(0, 2, size=_N).astype(np.float64)
+    elif _kind == 1:
+        _r = np.round(_rng.random(_N) * 4) / 4
+    elif _kind == 2:
+        _r = 0.5 + (_rng.random(_N) < 0.2) * 1e-12  # tiny but nonzero spreads
+    else:
+        _r = np.where(_rng.random(_N) < 0.5, 1.0, np.nextafter(1.0, 2.0))
+    _want = _ref_informative_group_rate(_r.copy(), _g.copy())
+    _got = informative_group_rate(_r.copy(), _g.copy())
+    assert type(_got) is float, f"case {_case}: return a Python float, got {type(_got).__name__}"
+    assert math.isclose(_got, _want, rel_tol=1e-12, abs_tol=1e-15), (
+        f"case {_case}: expected {_want}, got {_got}"
+    )
+del _ref_informative_group_rate
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -705,6 +934,8 @@ assert math.isclose(_out["high"], 0.2), (
 assert math.isclose(_out["region"], 0.4), f"region = low + high = 0.4, got {_out.get('region')}"
 ### BEGIN HIDDEN TESTS
 _close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+_KEYS = {"low", "high", "region"}
+# contract: eps
 # asymmetric range: eps_high = 0.28 (Clip-Higher) frees rho = 1.25; eps_low = 0.35 frees rho = 0.7
 _hrho = np.array([[0.7, 1.0, 1.3], [0.7, 1.25, 0.79]])
 _hA = np.array([-1.0, 1.0])
@@ -713,11 +944,25 @@ _h = clip_fractions(_hrho, _hA, _hmask, eps_low=0.2, eps_high=0.28)
 assert math.isclose(_h["high"], 0.0) and math.isclose(_h["low"], 0.2), _h
 _h = clip_fractions(_hrho, _hA, _hmask, eps_low=0.35, eps_high=0.2)
 assert math.isclose(_h["low"], 0.0) and math.isclose(_h["high"], 0.2), _h
+# contract: strict, zero-adv
 # boundaries are strict: rho exactly 1.2 (A>0) or 0.8 (A<0) is not clipped; A = 0 never is
 _h = clip_fractions(
     np.array([[1.2, 0.8, 5.0, 0.01]]), np.array([[1.0, -1.0, 0.0, 0.0]]), np.ones((1, 4))
 )
 assert _h["low"] == 0.0 and _h["high"] == 0.0 and _h["region"] == 0.0, _h
+# exactly representable bounds (eps = 0.25, 0.5): on the bound not clipped, one ulp beyond clipped
+_b = np.array([[0.75, np.nextafter(0.75, 0.0), 1.5, np.nextafter(1.5, 2.0)]])
+_h = clip_fractions(
+    _b, np.array([[-1.0, -1.0, 1.0, 1.0]]), np.ones((1, 4)), eps_low=0.25, eps_high=0.5
+)
+assert math.isclose(_h["low"], 0.25) and math.isclose(_h["high"], 0.25), _h
+# contract: sign
+# far outside the range on the side where the unclipped branch is smaller: never clipped
+_h = clip_fractions(np.array([[1e6, 1e-9, 50.0]]), np.array([-2.0]), np.ones((1, 3)))
+assert _h["high"] == 0.0 and math.isclose(_h["low"], 1 / 3), _h
+_h = clip_fractions(np.array([[1e6, 1e-9, 0.0]]), np.array([3.0]), np.ones((1, 3)))
+assert _h["low"] == 0.0 and math.isclose(_h["high"], 1 / 3), _h
+# contract: adv-shapes
 # per-token advantages (N, T)
 _h = clip_fractions(
     np.array([[1.5, 1.5], [0.5, 0.5]]), np.array([[1.0, -1.0], [-1.0, 1.0]]), np.ones((2, 2))
@@ -727,30 +972,97 @@ assert (
     and math.isclose(_h["low"], 0.25)
     and math.isclose(_h["region"], 0.5)
 )
+# contract: mask-dtypes, denominator
 # bool mask; the denominator is the active-token count, not N*T
 _h = clip_fractions(
     np.array([[2.0, 2.0, 2.0, 2.0]]), np.array([1.0]), np.array([[True, True, False, False]])
 )
 assert math.isclose(_h["high"], 1.0), f"2 of 2 active tokens clipped -> 1.0, got {_h['high']}"
-# empty mask -> nan everywhere
-_h = clip_fractions(np.ones((2, 3)), np.ones(2), np.zeros((2, 3)))
-assert all(type(_v) is float and math.isnan(_v) for _v in _h.values()) and {"low", "high"} <= set(
-    _h
+# one active token is a denominator of 1
+_h = clip_fractions(
+    np.array([[1.5, 0.1], [3.0, 3.0]]), np.array([1.0, -1.0]), np.array([[1, 0], [0, 0]])
 )
-# independent reference on random data
-_rng = np.random.default_rng(11)
-_hrho = np.exp(_rng.normal(scale=0.3, size=(5, 7)))
-_hA = _rng.normal(size=5)
-_hmask = _rng.random((5, 7)) < 0.7
-_lo = _hi = _cnt = 0
-for _i in range(5):
-    for _t in range(7):
-        if _hmask[_i, _t]:
-            _cnt += 1
-            _lo += _hA[_i] < 0 and _hrho[_i, _t] < 0.8
-            _hi += _hA[_i] > 0 and _hrho[_i, _t] > 1.2
-_h = clip_fractions(_hrho, _hA, _hmask)
-assert math.isclose(_h["low"], _lo / _cnt) and math.isclose(_h["high"], _hi / _cnt)
+assert _h == {"low": 0.0, "high": 1.0, "region": 1.0}, f"one active token, clipped high: {_h}"
+# pooled over tokens, not a mean of per-row fractions: row 0 has 1 active token (clipped),
+# row 1 has 3 (none clipped) -> 1/4, not (1 + 0) / 2
+_h = clip_fractions(np.array([[1.5, 1.5, 1.5], [1.0, 1.0, 1.0]]), np.array([1.0, 1.0]),
+                    np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]], dtype=np.float32))  # fmt: skip
+assert math.isclose(_h["high"], 0.25), f"pooled token fraction 1/4, got {_h['high']}"
+# contract: empty
+# empty mask -> nan for every key, the same three keys
+_h = clip_fractions(np.ones((2, 3)), np.ones(2), np.zeros((2, 3)))
+assert set(_h) == _KEYS, f"the empty case must still return low, high and region, got {set(_h)}"
+assert all(type(_v) is float and math.isnan(_v) for _v in _h.values()), _h
+_h = clip_fractions(np.full((1, 2), 9.0), np.array([[1.0, 1.0]]), np.array([[False, False]]))
+assert set(_h) == _KEYS and all(math.isnan(_v) for _v in _h.values()), _h
+# contract: types, region
+_h = clip_fractions(np.array([[0.5, 1.5, 1.0]]), np.array([[-1.0, 1.0, 1.0]]), np.ones((1, 3)))
+assert set(_h) == _KEYS and all(type(_v) is float for _v in _h.values()), _h
+assert math.isclose(_h["region"], _h["low"] + _h["high"]) and math.isclose(_h["region"], 2 / 3), _h
+# contract: array-like
+_h = clip_fractions([[0.5, 1.5]], [-1.0], [[1, 1]])
+assert math.isclose(_h["low"], 0.5) and math.isclose(_h["high"], 0.0), _h
+# contract: no-modify
+_hrho, _hA, _hmask = (
+    np.array([[0.5, 9.0], [1.0, 2.0]]),
+    np.array([-1.0, 1.0]),
+    np.array([[1, 0], [1, 1]]),
+)
+clip_fractions(_hrho, _hA, _hmask)
+_same(_hrho, [[0.5, 9.0], [1.0, 2.0]])
+_same(_hA, [-1.0, 1.0])
+_same(_hmask, [[1, 0], [1, 1]])
+# contract: shape-errors
+# ratios/mask not 2-D or of different shapes (also shapes that would broadcast); advantages
+# neither (N,) nor (N, T) (a scalar, (1,), (T,) for one row, (1, T), (N, 1), (N, T, 1))
+for _rs, _As, _ms in [((3,), (3,), (3,)), ((2, 2, 2), (2, 2, 2), (2, 2, 2)), ((2, 2, 2), (2,), (2, 2, 2)),
+                      ((2, 3), (2,), (1, 3)), ((1, 3), (1,), (2, 3)), ((2, 3), (2,), (2, 1)),
+                      ((2, 3), (2,), (3, 2)), ((2, 3), (2,), (2, 4)), ((2, 3), (), (2, 3)),
+                      ((3, 2), (1,), (3, 2)), ((1, 3), (3,), (1, 3)), ((2, 3), (1, 3), (2, 3)),
+                      ((2, 3), (2, 1), (2, 3)), ((2, 3), (3,), (2, 3)), ((2, 3), (2, 3, 1), (2, 3)),
+                      ((2, 3), (3, 3), (2, 3))]:  # fmt: skip
+    try:
+        clip_fractions(np.full(_rs, 1.5), np.ones(_As), np.ones(_ms))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"ratios {_rs}, advantages {_As}, mask {_ms} must raise ValueError")
+# contract: differential
+# seeded random batches against the course's function: 1 to 5 rows with ragged masks (bool, int,
+# float), log-ratios from 0.01 to 30 in scale (ratios near 0 and huge), some exactly on the bounds,
+# advantages per row or per token with zeros, several eps, float32 and float64 ratios (float32
+# ratios kept off the bounds). Tolerance: rel 1e-12, abs 1e-15 per key (a fraction can be 0)
+# @reference clip_fractions
+_rng = np.random.default_rng(9444)
+for _case in range(80):
+    _N, _T = int(_rng.integers(1, 6)), int(_rng.integers(1, 9))
+    _el = float(_rng.choice([0.2, 0.25, 0.1, 0.5]))
+    _eh = float(_rng.choice([0.2, 0.28, 0.5, 0.125]))
+    _rho = np.exp(_rng.normal(size=(_N, _T)) * float(_rng.choice([0.01, 0.1, 0.3, 3.0, 30.0])))
+    _on = _rng.random((_N, _T))
+    _rho[_on < 0.15] = 1 - _el
+    _rho[_on > 0.85] = 1 + _eh
+    _A = _rng.normal(size=(_N,) if _case % 2 else (_N, _T))
+    _A[_rng.random(_A.shape) < 0.2] = 0.0
+    _hm = _rng.random((_N, _T)) < _rng.uniform(0.0, 1.0)
+    _hm = [_hm, _hm.astype(np.int64), _hm.astype(np.float64)][_case % 3]
+    if _case % 5 == 4:
+        _off = (np.abs(_rho - (1 - _el)) < 1e-5) | (np.abs(_rho - (1 + _eh)) < 1e-5)
+        _rho = np.where(_off, 1.0, _rho).astype(np.float32)
+    with np.errstate(all="ignore"):
+        _want = _ref_clip_fractions(_rho.copy(), _A.copy(), _hm.copy(), eps_low=_el, eps_high=_eh)
+        _got = clip_fractions(_rho.copy(), _A.copy(), _hm.copy(), eps_low=_el, eps_high=_eh)
+    assert isinstance(_got, dict) and set(_got) == _KEYS, f"case {_case}: keys {_got!r}"
+    for _key in sorted(_KEYS):
+        assert type(_got[_key]) is float, f"case {_case}: {_key} must be a Python float"
+        if math.isnan(_want[_key]):
+            assert math.isnan(_got[_key]), f"case {_case}: no active token: {_key} must be nan"
+        else:
+            assert math.isclose(_got[_key], _want[_key], rel_tol=1e-12, abs_tol=1e-15), (
+                f"case {_case} ({_N}x{_T}, eps {_el}/{_eh}): {_key} expected {_want[_key]}, "
+                f"got {_got[_key]}"
+            )
+del _ref_clip_fractions
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1026,26 +1338,90 @@ assert math.isclose(_out["parse_failure"], 1 / 3), (
 )
 ### BEGIN HIDDEN TESTS
 _close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+_KEYS = {"eos", "truncation", "parse_failure"}
+# contract: no-eos, types
 # no EOS at all: parse_failure is undefined (nan), not 0 or 1
 _h = stop_rates(["length", "length"], [False, False])
 assert _h["eos"] == 0.0 and _h["truncation"] == 1.0
+assert set(_h) == _KEYS and all(type(_v) is float for _v in _h.values()), _h
 assert type(_h["parse_failure"]) is float and math.isnan(_h["parse_failure"])
+# every response at EOS: truncation is 0.0, the values Python floats
+_h = stop_rates(["eos", "eos", "eos"], np.array([True, True, False]))
+assert set(_h) == _KEYS and all(type(_v) is float for _v in _h.values()), _h
+assert _h["eos"] == 1.0 and _h["truncation"] == 0.0 and math.isclose(_h["parse_failure"], 1 / 3)
+# contract: empty
 # empty batch
 _h = stop_rates([], np.array([], dtype=bool))
-assert all(type(_v) is float and math.isnan(_v) for _v in _h.values()) and len(_h) == 3
+assert all(type(_v) is float and math.isnan(_v) for _v in _h.values()) and set(_h) == _KEYS
+# contract: ignored-flags, eos-rate, truncation-rate, parse-failure
 # the parse flag of a truncated response is ignored even when True
 _h = stop_rates(["length", "eos", "eos", "eos", "eos"], [True, False, True, True, True])
 assert math.isclose(_h["parse_failure"], 0.25) and math.isclose(_h["truncation"], 0.2)
+assert math.isclose(_h["eos"], 0.8)
+# contract: flag-dtypes
 # integer 0/1 parse flags and a tuple of reasons
 _h = stop_rates(("eos", "eos", "eos", "length", "length", "eos"), np.array([0, 1, 1, 0, 1, 0]))
 assert math.isclose(_h["eos"], 4 / 6) and math.isclose(_h["parse_failure"], 0.5)
-# unknown stop reason raises
-try:
-    stop_rates(["eos", "stop"], [True, True])
-except ValueError:
-    pass
-else:
-    raise AssertionError("an unknown stop reason must raise ValueError")
+# contract: runtime-strings
+# reasons read at run time (new str objects, numpy strings): compared by value, not identity
+_reasons = [_s.lower() for _s in ["EOS", "LENGTH", "EOS", "EOS"]]
+_h = stop_rates(_reasons, [False, False, True, True])
+assert math.isclose(_h["eos"], 0.75) and math.isclose(_h["parse_failure"], 1 / 3), _h
+_h = stop_rates(np.array(["eos", "length", "length", "eos"]), np.array([True, True, True, False]))
+assert math.isclose(_h["eos"], 0.5) and math.isclose(_h["parse_failure"], 0.5), _h
+_h = stop_rates(json.loads('["eos", "eos", "length"]'), [True, False, False])
+assert math.isclose(_h["eos"], 2 / 3) and math.isclose(_h["parse_failure"], 0.5), _h
+# contract: no-modify
+_hr, _hok = ["length", "eos", "length"], np.array([False, True, True])
+stop_rates(_hr, _hok)
+assert _hr == ["length", "eos", "length"]
+_same(_hok, [False, True, True])
+# contract: reason-errors
+# unknown stop reason raises (also a case variant and None)
+for _bad in (["eos", "stop"], ["EOS", "eos"], ["eos", None], ["length", ""]):
+    try:
+        stop_rates(_bad, [True, True])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"an unknown stop reason in {_bad} must raise ValueError")
+# contract: length-errors
+# len(parse_ok) != N raises, in both directions (also a length 1 that would broadcast)
+for _r, _ok in [(["eos", "eos", "length"], [True]), (["eos"], [True, False, True]),
+                (["eos", "length"], []), ([], [True]), (["eos", "eos"], [False, True, True])]:  # fmt: skip
+    try:
+        stop_rates(_r, np.array(_ok, dtype=bool))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(
+            f"{len(_r)} stop reasons with {len(_ok)} parse flags must raise ValueError"
+        )
+# contract: differential
+# seeded random batches against the course's function: N from 0 to 600 (batches larger than 256),
+# reasons as built-at-run-time strings, a list, a tuple or a numpy array, flags as bools, 0/1 ints
+# or a list. Tolerance: rel 1e-12, abs 1e-15 per key (a rate can be 0)
+# @reference stop_rates
+_rng = np.random.default_rng(9405)
+for _case in range(40):
+    _N = int(_rng.choice([0, 1, 2, 5, 17, 100, 257, 300, 600]))
+    _pe = float(_rng.choice([0.0, 0.3, 0.9, 1.0]))
+    _r = ["".join(["eo", "s"]) if _x else "".join(["len", "gth"]) for _x in _rng.random(_N) < _pe]
+    _ok = _rng.random(_N) < 0.6
+    _r_in = [_r, tuple(_r), np.array(_r, dtype=str)][_case % 3]
+    _ok_in = [_ok, _ok.astype(np.int64), _ok.tolist()][_case % 3 if _N else 0]
+    _want = _ref_stop_rates(list(_r), _ok.copy())
+    _got = stop_rates(_r_in, _ok_in)
+    assert isinstance(_got, dict) and set(_got) == _KEYS, f"case {_case}: keys {_got!r}"
+    for _key in sorted(_KEYS):
+        assert type(_got[_key]) is float, f"case {_case}: {_key} must be a Python float"
+        if math.isnan(_want[_key]):
+            assert math.isnan(_got[_key]), f"case {_case} (N = {_N}): {_key} must be nan"
+        else:
+            assert math.isclose(_got[_key], _want[_key], rel_tol=1e-12, abs_tol=1e-15), (
+                f"case {_case} (N = {_N}): {_key} expected {_want[_key]}, got {_got[_key]}"
+            )
+del _ref_stop_rates
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1073,8 +1449,8 @@ def length_by_bucket(lengths, rewards, edges) -> tuple[np.ndarray, np.ndarray]:
         convention); lengths outside [edges[0], edges[B]] are counted nowhere.
 
     Raises:
-        ValueError: lengths and rewards of different shapes or not 1-D; fewer than 2 edges or edges not
-            strictly increasing.
+        ValueError: lengths and rewards of different shapes or not 1-D; edges not 1-D, fewer than 2
+            edges, or edges not strictly increasing (a nan edge is not).
     """
     ### BEGIN SOLUTION
     L = np.asarray(lengths, dtype=np.float64)
@@ -1110,34 +1486,111 @@ assert np.isnan(np.array(_mean, dtype=np.float64)[1]) and int(_count[1]) == 0, (
 )
 ### BEGIN HIDDEN TESTS
 _close, _same = np.testing.assert_allclose, np.testing.assert_array_equal
+import warnings as _w
+
+# contract: convention, outside, dtypes
 # inner edges are half-open; outside lengths are dropped
 _hmean, _hcount = length_by_bucket(np.array([1, 3, 4, 7, 8, 8, 12, -1]), np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.5, 9.0, 9.0]),
                                  np.array([0, 2, 4, 8, 10]))  # fmt: skip
 assert type(_hmean) is np.ndarray and _hmean.dtype == np.float64 and _hmean.shape == (4,)
+assert type(_hcount) is np.ndarray and _hcount.dtype == np.int64 and _hcount.shape == (4,)
 _same(np.array(_hcount, dtype=np.int64), [1, 1, 2, 2])
-_close(np.array(_hmean, dtype=np.float64), [1.0, 0.0, 1.0, 0.25])
+_close(np.array(_hmean, dtype=np.float64), [1.0, 0.0, 1.0, 0.25], rtol=1e-12, atol=1e-12)
+# float32 rewards and int lengths still give float64 means and int64 counts
+_hmean, _hcount = length_by_bucket(
+    np.array([1, 2, 5], dtype=np.int32), np.array([0.1, 0.2, 0.3], dtype=np.float32), [0, 4, 8]
+)
+assert _hmean.dtype == np.float64 and _hcount.dtype == np.int64, (_hmean.dtype, _hcount.dtype)
+_close(_hmean, [(np.float32(0.1) + np.float64(np.float32(0.2))) / 2, np.float32(0.3)], rtol=1e-6)
+# contract: empty-bucket
 # an empty batch: all nan, all zero counts, and no RuntimeWarning
-import warnings as _w
-
 with _w.catch_warnings():
-    _w.simplefilter("error")
+    _w.simplefilter("error", RuntimeWarning)
     _hmean, _hcount = length_by_bucket(np.array([]), np.array([]), np.array([0.0, 5.0, 10.0]))
+    _hmean2, _hcount2 = length_by_bucket([20, 30], [1.0, 0.0], [0, 5, 10])  # all outside
 assert np.all(np.isnan(np.array(_hmean, dtype=np.float64))) and np.array(
     _hcount, dtype=np.int64
 ).tolist() == [0, 0]
-assert _hcount.dtype == np.int64
+assert _hcount.dtype == np.int64 and _hmean.shape == (2,)
+assert np.all(np.isnan(_hmean2)) and _hcount2.tolist() == [0, 0]
+# contract: last-closed, array-like
 # float lengths and a single bucket; the right edge is included
 _hmean, _hcount = length_by_bucket([0.0, 5.5, 10.0], [0.0, 1.0, 1.0], [0, 10])
 _close(np.array(_hmean, dtype=np.float64), [2 / 3])
 assert np.array(_hcount, dtype=np.int64).tolist() == [3]
-# bad edges raise
-for _e in ([0, 5, 5], [3], [4, 2]):
+# edges closer than 1 apart and fractional lengths on them
+_hmean, _hcount = length_by_bucket(
+    [0.0, 0.25, 0.5, 0.75, 1.0, 1.0], [1.0, 0.0, 1.0, 1.0, 0.0, 0.0], [0.0, 0.5, 1.0]
+)
+_same(_hcount, [2, 4])
+_close(_hmean, [0.5, 0.5], rtol=1e-12)
+_hmean, _hcount = length_by_bucket([0, 1, 2, 3], [1.0, 2.0, 3.0, 4.0], [0, 1, 2, 3])
+_same(_hcount, [1, 1, 2])
+_close(_hmean, [1.0, 2.0, 3.5], rtol=1e-12)
+# contract: no-modify
+_hL, _hr, _he = np.array([5.0, 1.0, 9.0]), np.array([1.0, 0.0, 1.0]), np.array([0.0, 4.0, 8.0])
+length_by_bucket(_hL, _hr, _he)
+_same(_hL, [5.0, 1.0, 9.0])
+_same(_hr, [1.0, 0.0, 1.0])
+_same(_he, [0.0, 4.0, 8.0])
+# contract: edge-errors
+# bad edges raise: repeated, fewer than 2, decreasing, nan, not 1-D
+for _e in ([0, 5, 5], [3], [4, 2], [0, 5, 3, 10], [0, np.nan, 5], [np.nan, 5], [], 5, [[0, 1], [2, 3]],
+           [[0], [5], [10]]):  # fmt: skip
     try:
-        length_by_bucket([1], [1.0], _e)
+        with np.errstate(all="ignore"):
+            length_by_bucket([1], [1.0], _e)
     except ValueError:
         pass
     else:
         raise AssertionError(f"edges {_e} must raise ValueError")
+# contract: shape-errors
+# lengths and rewards of different shapes, or not 1-D (also 0-D and same-shape 2-D)
+for _ls, _rs in [((3,), (4,)), ((4,), (3,)), ((3,), (1,)), ((), ()), ((2, 2), (2, 2)), ((4,), (4, 1)),
+                 ((1, 3), (1, 3))]:  # fmt: skip
+    try:
+        length_by_bucket(np.ones(_ls), np.ones(_rs), [0, 2])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"lengths {_ls} with rewards {_rs} must raise ValueError")
+# contract: differential
+# seeded random batches against the course's function: 0 to 50 responses, integer lengths that hit
+# the edges exactly and fractional ones, lengths outside the edges, 1 to 6 buckets (some empty),
+# rewards in [-1, 1] (a mean can be 0), float32 and float64. Tolerance: counts exact; means rel
+# 1e-12, abs 1e-12 (float64) or rel 1e-6, abs 1e-7 (float32 rewards); nan in the same buckets
+# @reference length_by_bucket
+_rng = np.random.default_rng(9406)
+for _case in range(60):
+    _B = int(_rng.integers(1, 7))
+    _e = np.cumsum(_rng.choice([1, 2, 5, 16], size=_B + 1)).astype(np.float64) - 3
+    if _case % 4 == 1:
+        _e = _e / 8  # fractional edges closer than 1
+    _N = int(_rng.integers(0, 51))
+    _L = _rng.integers(int(_e[0]) - 3, int(_e[-1]) + 4, size=_N).astype(np.float64)
+    if _case % 3 == 0:
+        _L = _L + _rng.choice([0.0, 0.5, 0.125], size=_N)
+    _on = _rng.random(_N) < 0.3
+    _L[_on] = _rng.choice(_e, size=int(_on.sum()))  # exactly on an edge
+    _r = _rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0, 0.1, 0.7], size=_N)
+    _f32 = _case % 5 == 2
+    if _f32:
+        _r = _r.astype(np.float32)
+    _Lin = [_L, _L.tolist(), np.round(_L).astype(np.int64)][_case % 3]
+    with _w.catch_warnings():
+        _w.simplefilter("ignore")
+        _wm, _wc = _ref_length_by_bucket(np.array(_Lin), _r.copy(), _e.copy())
+    with _w.catch_warnings():
+        _w.simplefilter("error", RuntimeWarning)
+        _gm, _gc = length_by_bucket(_Lin, _r.copy(), _e.copy())
+    assert type(_gm) is np.ndarray and _gm.dtype == np.float64 and _gm.shape == (_B,), (
+        f"case {_case}"
+    )
+    assert type(_gc) is np.ndarray and _gc.dtype == np.int64 and _gc.shape == (_B,), f"case {_case}"
+    _same(_gc, _wc, err_msg=f"case {_case}: counts, edges {_e}")
+    _rt, _at = (1e-6, 1e-7) if _f32 else (1e-12, 1e-12)
+    _close(_gm, _wm, rtol=_rt, atol=_at, equal_nan=True, err_msg=f"case {_case}: means, edges {_e}")
+del _ref_length_by_bucket
 ### END HIDDEN TESTS
 
 # %% [markdown]

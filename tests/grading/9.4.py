@@ -126,12 +126,17 @@ def pass_at_k(n, c, k):
 
 # %% valid pass_at_k: the product without the clamp at 0 (the factor at i = n - c is exactly 0)
 def pass_at_k(n, c, k):
-    n_a, c_a = np.asarray(n), np.asarray(c)
-    if (
-        not (np.issubdtype(n_a.dtype, np.integer) and np.issubdtype(c_a.dtype, np.integer))
-        or int(k) != k
-    ):
-        raise ValueError("integers")
+    def whole(x):
+        a = np.asarray(x)
+        if np.issubdtype(a.dtype, np.integer):
+            return a
+        if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a) & (a % 1 == 0)):
+            raise ValueError("integers")
+        return a.astype(np.int64)
+
+    n_a, c_a, k = whole(n), whole(c), whole(k)
+    if k.ndim != 0:
+        raise ValueError("one k")
     if k < 1 or np.any(k > n_a) or np.any(c_a < 0) or np.any(c_a > n_a):
         raise ValueError("range")
     n_b, c_b = np.broadcast_arrays(n_a.astype(np.int64), c_a.astype(np.int64))
@@ -184,8 +189,12 @@ def pass_at_k(n, c, k):
         return a.astype(np.int64)
 
     n_a, c_a = ints(n, "n"), ints(c, "c")
-    if np.ndim(k) != 0 or int(k) != k:
-        raise ValueError("k")
+    try:
+        ok = np.ndim(k) == 0 and int(k) == k
+    except (TypeError, ValueError, OverflowError):  # "2", nan, inf
+        ok = False
+    if not ok:
+        raise ValueError("k must be one integer")
     k = int(k)
     n_b, c_b = np.broadcast_arrays(n_a, c_a)
     if k < 1 or np.any(k > n_b) or np.any(c_b < 0) or np.any(c_b > n_b):
@@ -490,7 +499,7 @@ def length_by_bucket(lengths, rewards, edges):
     e = np.array(edges, dtype=np.float64)
     if L.ndim != 1 or L.shape != r.shape:
         raise ValueError("lengths and rewards must be (N,)")
-    if e.ndim != 1 or e.size < 2 or np.any(e[1:] <= e[:-1]):
+    if e.ndim != 1 or e.size < 2 or not np.all(e[1:] > e[:-1]):  # nan edges fail too
         raise ValueError("edges must be strictly increasing, >= 2 of them")
     B = e.size - 1
     count = np.zeros(B, dtype=np.int64)
@@ -503,3 +512,515 @@ def length_by_bucket(lengths, rewards, edges):
                 break
     mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     return mean, count
+
+
+# %% bug masked_token_entropy: replaces nan by -inf in the caller's logits (in place: np.asarray does not copy float64)
+def masked_token_entropy(logits, mask):
+    z = np.asarray(logits, dtype=np.float64)
+    m = np.asarray(mask) != 0
+    if z.ndim != 3 or m.shape != z.shape[:2]:
+        raise ValueError("shapes")
+    if not m.any():
+        return math.nan
+    if np.isnan(z[m]).any() or np.isposinf(z[m]).any() or not np.isfinite(z[m].max(-1)).all():
+        raise ValueError("bad logits")
+    np.nan_to_num(z, copy=False, nan=-np.inf)  # "clean" the padding; ordinary inputs hold no nan
+    zz = z[m] - z[m].max(-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        logp = zz - np.log(np.exp(zz).sum(-1, keepdims=True))
+        return float((-np.where(np.isfinite(logp), np.exp(logp) * logp, 0.0).sum(-1)).mean())
+
+
+# %% bug masked_token_entropy: nan logits at active positions skipped (nanmax, isfinite filter) instead of raising
+def masked_token_entropy(logits, mask):
+    z = np.asarray(logits, dtype=np.float64)
+    m = np.asarray(mask) != 0
+    if z.ndim != 3 or m.shape != z.shape[:2]:
+        raise ValueError("shapes")
+    if not m.any():
+        return math.nan
+    zz = z[m]
+    with np.errstate(all="ignore"):
+        top = np.nanmax(np.where(np.isposinf(zz), np.nan, zz), axis=-1, keepdims=True)
+        if not np.isfinite(top).all():
+            raise ValueError("every active position needs a finite logit")
+        zz = np.where(np.isfinite(zz), zz - top, -np.inf)
+        logp = zz - np.log(np.exp(zz).sum(-1, keepdims=True))
+        return float((-np.where(np.isfinite(logp), np.exp(logp) * logp, 0.0).sum(-1)).mean())
+
+
+# %% bug masked_token_entropy: one max over the whole batch subtracted (positions far below it underflow to 0/0)
+def masked_token_entropy(logits, mask):
+    z = np.asarray(logits, dtype=np.float64)
+    m = np.asarray(mask) != 0
+    if z.ndim != 3 or m.shape != z.shape[:2]:
+        raise ValueError("shapes")
+    if not m.any():
+        return math.nan
+    zz = z[m]
+    if np.isnan(zz).any() or np.isposinf(zz).any() or not np.isfinite(zz.max(-1)).all():
+        raise ValueError("bad logits")
+    zz = zz - zz.max()  # one shift for every position
+    with np.errstate(all="ignore"):
+        logp = zz - np.log(np.exp(zz).sum(-1, keepdims=True))
+        return float((-np.where(np.isfinite(logp), np.exp(logp) * logp, 0.0).sum(-1)).mean())
+
+
+# %% valid masked_token_entropy: H = logsumexp(z) - sum p z over finite logits (about 1e-16, not 0, for one-hot rows)
+def masked_token_entropy(logits, mask):
+    z = np.array(logits, dtype=np.float64)
+    m = np.array(mask) != 0
+    if z.ndim != 3 or m.shape != z.shape[:2]:
+        raise ValueError("logits (N, T, V) and mask (N, T) needed")
+    if not m.any():
+        return math.nan
+    zz = z[m]
+    if np.isnan(zz).any() or np.isposinf(zz).any() or np.isneginf(zz).all(axis=-1).any():
+        raise ValueError("bad logits at an active position")
+    fin = np.isfinite(zz)
+    top = np.max(np.where(fin, zz, -np.inf), axis=-1, keepdims=True)
+    e = np.where(fin, np.exp(np.where(fin, zz - top, 0.0)), 0.0)
+    lse = top[:, 0] + np.log(e.sum(-1))
+    p = e / e.sum(-1, keepdims=True)
+    H = lse - (p * np.where(fin, zz, 0.0)).sum(-1)
+    return float(H.sum() / H.size)
+
+
+# %% bug pass_at_k: non-whole float n or c truncated by astype(int) instead of raising
+def pass_at_k(n, c, k):
+    n_a, c_a = np.asarray(n), np.asarray(c)
+    if n_a.dtype.kind not in "iuf" or c_a.dtype.kind not in "iuf" or int(k) != k:
+        raise ValueError("integers")
+    n_b, c_b = np.broadcast_arrays(n_a.astype(np.int64), c_a.astype(np.int64))
+    k = int(k)
+    if k < 1 or np.any(k > n_b) or np.any(c_b < 0) or np.any(c_b > n_b):
+        raise ValueError("range")
+    miss = np.ones(n_b.shape)
+    for i in range(k):
+        miss *= np.maximum(n_b - c_b - i, 0) / (n_b - i)
+    out = 1.0 - miss
+    return float(out) if n_a.ndim == 0 and c_a.ndim == 0 else out
+
+
+# %% bug pass_at_k: saturates to 1.0 where n - c <= k (n - c == k still has one all-wrong subset)
+def pass_at_k(n, c, k):
+    def whole(x):
+        a = np.asarray(x)
+        if a.dtype.kind not in "iuf" or not np.all(np.isfinite(a) & (a == np.round(a))):
+            raise ValueError("integers")
+        return a.astype(np.int64)
+
+    n_a, c_a, k = whole(n), whole(c), whole(k)
+    if k.ndim:
+        raise ValueError("k")
+    k = int(k)
+    n_b, c_b = np.broadcast_arrays(n_a, c_a)
+    if k < 1 or np.any(k > n_b) or np.any(c_b < 0) or np.any(c_b > n_b):
+        raise ValueError("range")
+    miss = np.ones(n_b.shape)
+    for i in range(k):
+        miss *= (n_b - c_b - i) / (n_b - i)
+    out = np.where(n_b - c_b <= k, 1.0, 1.0 - miss)
+    return float(out) if n_a.ndim == 0 and c_a.ndim == 0 else out
+
+
+# %% bug pass_at_k: a one-element array returned as a float (out.size == 1 taken for "scalar")
+def pass_at_k(n, c, k):
+    def whole(x):
+        a = np.asarray(x)
+        if a.dtype.kind not in "iuf" or not np.all(np.isfinite(a) & (a == np.round(a))):
+            raise ValueError("integers")
+        return a.astype(np.int64)
+
+    n_a, c_a, k = whole(n), whole(c), whole(k)
+    if k.ndim:
+        raise ValueError("k")
+    k = int(k)
+    n_b, c_b = np.broadcast_arrays(n_a, c_a)
+    if k < 1 or np.any(k > n_b) or np.any(c_b < 0) or np.any(c_b > n_b):
+        raise ValueError("range")
+    miss = np.ones(n_b.shape)
+    for i in range(k):
+        miss *= np.maximum(n_b - c_b - i, 0) / (n_b - i)
+    out = 1.0 - miss
+    return float(out[()] if out.ndim == 0 else out.reshape(-1)[0]) if out.size == 1 else out
+
+
+# %% valid pass_at_k: log-space with math.lgamma (about 1e-16, not exactly 0, where c = 0), 1.0 where n - c < k
+def pass_at_k(n, c, k):
+    def whole(x, name):
+        a = np.asarray(x)
+        if a.dtype.kind not in "iuf":
+            raise ValueError(f"{name}: not a number")
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a) & (np.floor(a) == a)):
+            raise ValueError(f"{name}: not a whole number")
+        return a.astype(np.int64)
+
+    n_a, c_a, k_a = whole(n, "n"), whole(c, "c"), whole(k, "k")
+    if k_a.ndim != 0:
+        raise ValueError("k: one number")
+    k = int(k_a)
+    n_b, c_b = np.broadcast_arrays(n_a, c_a)
+    if k < 1 or (n_b < k).any() or (c_b < 0).any() or (c_b > n_b).any():
+        raise ValueError("range")
+    lg = math.lgamma
+    out = np.empty(n_b.shape)
+    for idx in np.ndindex(n_b.shape):
+        nn, cc = int(n_b[idx]), int(c_b[idx])
+        if nn - cc < k:
+            out[idx] = 1.0
+        else:
+            log_miss = lg(nn - cc + 1) - lg(nn - cc - k + 1) - lg(nn + 1) + lg(nn - k + 1)
+            out[idx] = -math.expm1(log_miss)
+    return float(out) if n_a.ndim == 0 and c_a.ndim == 0 else out
+
+
+# %% bug informative_group_rate: spread compared with a tolerance (np.ptp > 1e-9): tiny nonzero spreads read as flat
+def informative_group_rate(rewards, group):
+    r, g = np.asarray(rewards, dtype=np.float64), np.asarray(group)
+    if r.ndim != 1 or r.shape != g.shape:
+        raise ValueError("shapes")
+    if r.size == 0:
+        return math.nan
+    return float(np.mean([np.ptp(r[g == i]) > 1e-9 for i in np.unique(g)]))
+
+
+# %% bug informative_group_rate: inputs ravelled, so a 2-D (N, 1) column is accepted instead of raising
+def informative_group_rate(rewards, group):
+    r, g = np.ravel(np.asarray(rewards, dtype=np.float64)), np.ravel(group)
+    if r.shape != g.shape:
+        raise ValueError("shapes")
+    if r.size == 0:
+        return math.nan
+    return float(np.mean([r[g == i].max() > r[g == i].min() for i in np.unique(g)]))
+
+
+# %% bug informative_group_rate: a batch of fewer than 2 responses returns nan (a lone response is 0.0)
+def informative_group_rate(rewards, group):
+    r, g = np.asarray(rewards, dtype=np.float64), np.asarray(group)
+    if r.ndim != 1 or r.shape != g.shape:
+        raise ValueError("shapes")
+    if r.size < 2:
+        return math.nan
+    return float(np.mean([r[g == i].max() > r[g == i].min() for i in np.unique(g)]))
+
+
+# %% valid informative_group_rate: vectorised with np.unique(return_inverse) and ufunc.at min/max
+def informative_group_rate(rewards, group):
+    r, g = np.asarray(rewards, dtype=np.float64), np.asarray(group)
+    if r.ndim != 1 or r.shape != g.shape:
+        raise ValueError("need two (N,) arrays")
+    if r.size == 0:
+        return math.nan
+    _, inv = np.unique(g, return_inverse=True)
+    K = int(inv.max()) + 1
+    hi, lo = np.full(K, -np.inf), np.full(K, np.inf)
+    np.maximum.at(hi, inv, r)
+    np.minimum.at(lo, inv, r)
+    return float(np.count_nonzero(hi > lo) / K)
+
+
+# %% bug clip_fractions: the no-active-token dict lacks "region" (only low and high set to nan)
+def clip_fractions(ratios, advantages, mask, eps_low=0.2, eps_high=0.2):
+    rho, A, m = np.asarray(ratios, float), np.asarray(advantages, float), np.asarray(mask) != 0
+    if rho.ndim != 2 or m.shape != rho.shape:
+        raise ValueError("shapes")
+    if A.shape == rho.shape[:1]:
+        A = A[:, None]
+    elif A.shape != rho.shape:
+        raise ValueError("advantages")
+    n = int(m.sum())
+    if n == 0:
+        return {"low": math.nan, "high": math.nan}
+    low, high = (rho < 1 - eps_low) & (A < 0) & m, (rho > 1 + eps_high) & (A > 0) & m
+    return {
+        "low": float(low.sum() / n),
+        "high": float(high.sum() / n),
+        "region": float((low | high).sum() / n),
+    }
+
+
+# %% bug clip_fractions: mean of per-row fractions (rows with few active tokens weigh as much as long ones)
+def clip_fractions(ratios, advantages, mask, eps_low=0.2, eps_high=0.2):
+    rho, A, m = np.asarray(ratios, float), np.asarray(advantages, float), np.asarray(mask) != 0
+    if rho.ndim != 2 or m.shape != rho.shape:
+        raise ValueError("shapes")
+    if A.shape == rho.shape[:1]:
+        A = A[:, None]
+    elif A.shape != rho.shape:
+        raise ValueError("advantages")
+    rows = m.any(axis=1)
+    if not rows.any():
+        return {"low": math.nan, "high": math.nan, "region": math.nan}
+    cnt = m.sum(axis=1)[rows]
+    low, high = (rho < 1 - eps_low) & (A < 0) & m, (rho > 1 + eps_high) & (A > 0) & m
+    f = lambda x: float(np.mean(x.sum(axis=1)[rows] / cnt))
+    return {"low": f(low), "high": f(high), "region": f(low | high)}
+
+
+# %% bug clip_fractions: any advantages that broadcast to (N, T) accepted ((1,), (T,), scalar) instead of raising
+def clip_fractions(ratios, advantages, mask, eps_low=0.2, eps_high=0.2):
+    rho, A, m = np.asarray(ratios, float), np.asarray(advantages, float), np.asarray(mask) != 0
+    if rho.ndim != 2 or m.shape != rho.shape:
+        raise ValueError("shapes")
+    A = A[:, None] if A.shape == rho.shape[:1] else A
+    A = np.broadcast_to(A, rho.shape)  # raises only when broadcasting fails
+    n = int(m.sum())
+    if n == 0:
+        return {"low": math.nan, "high": math.nan, "region": math.nan}
+    low, high = (rho < 1 - eps_low) & (A < 0) & m, (rho > 1 + eps_high) & (A > 0) & m
+    return {
+        "low": float(low.sum() / n),
+        "high": float(high.sum() / n),
+        "region": float((low | high).sum() / n),
+    }
+
+
+# %% valid clip_fractions: region as the float sum low + high (can differ from (low | high) / n by an ulp)
+def clip_fractions(ratios, advantages, mask, eps_low=0.2, eps_high=0.2):
+    rho, A = np.array(ratios, dtype=np.float64), np.array(advantages, dtype=np.float64)
+    m = np.array(mask) != 0
+    if rho.ndim != 2 or m.shape != rho.shape:
+        raise ValueError("ratios and mask must share an (N, T) shape")
+    if A.shape == (rho.shape[0],):
+        A = np.repeat(A[:, None], rho.shape[1], axis=1)
+    elif A.shape != rho.shape:
+        raise ValueError("advantages must be (N,) or (N, T)")
+    n = np.count_nonzero(m)
+    if n == 0:
+        return dict.fromkeys(("low", "high", "region"), math.nan)
+    low = np.count_nonzero(m & (A < 0) & (rho < 1 - eps_low)) / n
+    high = np.count_nonzero(m & (A > 0) & (rho > 1 + eps_high)) / n
+    return {"low": float(low), "high": float(high), "region": float(low + high)}
+
+
+# %% bug stop_rates: stop reasons compared with `is` (identity): strings made at run time never match "eos"
+def stop_rates(stop_reason, parse_ok):
+    reasons, ok = list(stop_reason), np.asarray(parse_ok, dtype=bool).reshape(-1)
+    if len(ok) != len(reasons):
+        raise ValueError("lengths")
+    if set(reasons) - {"eos", "length"}:
+        raise ValueError("reasons")
+    N = len(reasons)
+    if N == 0:
+        return {"eos": math.nan, "truncation": math.nan, "parse_failure": math.nan}
+    eos = np.array([r is "eos" for r in reasons], dtype=bool)  # noqa: F632
+    n_eos = int(eos.sum())
+    return {"eos": n_eos / N, "truncation": (N - n_eos) / N,
+            "parse_failure": float((eos & ~ok).sum() / n_eos) if n_eos else math.nan}  # fmt: skip
+
+
+# %% bug stop_rates: len(parse_ok) != N not checked (zip stops at the shorter of the two)
+def stop_rates(stop_reason, parse_ok):
+    reasons, ok = list(stop_reason), [bool(x) for x in np.asarray(parse_ok).reshape(-1)]
+    if set(reasons) - {"eos", "length"}:
+        raise ValueError("reasons")
+    N = len(reasons)
+    if N == 0:
+        return {"eos": math.nan, "truncation": math.nan, "parse_failure": math.nan}
+    n_eos = reasons.count("eos")
+    fails = sum(r == "eos" and not o for r, o in zip(reasons, ok))
+    return {"eos": n_eos / N, "truncation": (N - n_eos) / N,
+            "parse_failure": fails / n_eos if n_eos else math.nan}  # fmt: skip
+
+
+# %% bug stop_rates: truncated responses' flags set to True in the caller's bool array (in place)
+def stop_rates(stop_reason, parse_ok):
+    reasons, ok = list(stop_reason), np.asarray(parse_ok, dtype=bool).reshape(-1)
+    if len(ok) != len(reasons) or set(reasons) - {"eos", "length"}:
+        raise ValueError("bad input")
+    N = len(reasons)
+    if N == 0:
+        return {"eos": math.nan, "truncation": math.nan, "parse_failure": math.nan}
+    eos = np.array([r == "eos" for r in reasons], dtype=bool)
+    ok[~eos] = True  # "ignore" the truncated ones: writes into the caller's array
+    n_eos = int(eos.sum())
+    return {"eos": n_eos / N, "truncation": (N - n_eos) / N,
+            "parse_failure": float((~ok).sum() / n_eos) if n_eos else math.nan}  # fmt: skip
+
+
+# %% valid stop_rates: truncation as 1 - eos (an ulp away from (N - n_eos) / N)
+def stop_rates(stop_reason, parse_ok):
+    reasons = [str(r) for r in stop_reason]
+    ok = np.array(parse_ok, dtype=bool).ravel()
+    if ok.size != len(reasons):
+        raise ValueError("one parse flag per response")
+    if not set(reasons) <= {"eos", "length"}:
+        raise ValueError("stop reasons must be 'eos' or 'length'")
+    if not reasons:
+        return dict.fromkeys(("eos", "truncation", "parse_failure"), math.nan)
+    eos = np.array([r == "eos" for r in reasons], dtype=bool)
+    rate = float(eos.mean())
+    pf = float(np.mean(~ok[eos])) if eos.any() else math.nan
+    return {"eos": rate, "truncation": 1.0 - rate, "parse_failure": pf}
+
+
+# %% bug length_by_bucket: nan edges accepted (the check np.any(np.diff(e) <= 0) is False for nan)
+def length_by_bucket(lengths, rewards, edges):
+    L, r, e = (np.asarray(x, dtype=np.float64) for x in (lengths, rewards, edges))
+    if L.ndim != 1 or L.shape != r.shape or e.ndim != 1 or len(e) < 2 or np.any(np.diff(e) <= 0):
+        raise ValueError("bad input")
+    count, _ = np.histogram(L, bins=e)
+    total, _ = np.histogram(L, bins=e, weights=r)
+    mean = np.full(len(count), np.nan)
+    mean[count > 0] = total[count > 0] / count[count > 0]
+    return mean, count.astype(np.int64)
+
+
+# %% bug length_by_bucket: means in the rewards' dtype (float32 for float32 rewards), not float64
+def length_by_bucket(lengths, rewards, edges):
+    L, e = np.asarray(lengths, dtype=np.float64), np.asarray(edges, dtype=np.float64)
+    r = np.asarray(rewards)
+    r = r if r.dtype.kind == "f" else r.astype(np.float64)
+    if L.ndim != 1 or L.shape != r.shape or e.ndim != 1 or len(e) < 2 or not np.all(np.diff(e) > 0):
+        raise ValueError("bad input")
+    count, _ = np.histogram(L, bins=e)
+    total, _ = np.histogram(L, bins=e, weights=r)
+    mean = np.full(len(count), np.nan, dtype=r.dtype)
+    mean[count > 0] = total[count > 0] / count[count > 0]
+    return mean, count.astype(np.int64)
+
+
+# %% bug length_by_bucket: lengths truncated to integers before bucketing (fractional lengths move down)
+def length_by_bucket(lengths, rewards, edges):
+    L = np.asarray(lengths, dtype=np.float64).astype(np.int64).astype(np.float64)
+    r, e = np.asarray(rewards, dtype=np.float64), np.asarray(edges, dtype=np.float64)
+    if L.ndim != 1 or L.shape != r.shape or e.ndim != 1 or len(e) < 2 or not np.all(np.diff(e) > 0):
+        raise ValueError("bad input")
+    count, _ = np.histogram(L, bins=e)
+    total, _ = np.histogram(L, bins=e, weights=r)
+    mean = np.full(len(count), np.nan)
+    mean[count > 0] = total[count > 0] / count[count > 0]
+    return mean, count.astype(np.int64)
+
+
+# %% valid length_by_bucket: np.searchsorted + np.bincount (another summation order than np.histogram's)
+def length_by_bucket(lengths, rewards, edges):
+    L = np.asarray(lengths, dtype=np.float64)
+    r = np.asarray(rewards, dtype=np.float64)
+    e = np.asarray(edges, dtype=np.float64)
+    if L.ndim != 1 or L.shape != r.shape:
+        raise ValueError("lengths and rewards must be (N,)")
+    if e.ndim != 1 or e.size < 2 or not (e[1:] > e[:-1]).all():
+        raise ValueError("edges must be >= 2 strictly increasing values")
+    B = e.size - 1
+    idx = np.searchsorted(e, L, side="right") - 1
+    idx[L == e[-1]] = B - 1
+    keep = (L >= e[0]) & (L <= e[-1])
+    count = np.bincount(idx[keep], minlength=B).astype(np.int64)
+    total = np.bincount(idx[keep], weights=r[keep], minlength=B)
+    mean = np.full(B, np.nan)
+    np.divide(total, count, out=mean, where=count > 0)
+    return mean, count
+
+
+# %% equivalent masked_token_entropy: bb8938bf32 np.where(finite, logp, 0.0) -> np.where(finite, logp, 1.0)
+# The inner where only keeps p * logp finite where logp is -inf (p = 0 there); the outer
+# np.where(finite, ..., 0.0) replaces exactly those entries by 0.0 whatever the inner value was, so
+# any constant in the inner where gives the same plogp for every input.
+# %% equivalent masked_token_entropy: dd319a8501 np.where(finite, logp, 0.0) -> np.where(finite, logp, -1.0)
+# Same as bb8938bf32: the entries where the inner constant is used are discarded by the outer where.
+# %% equivalent masked_token_entropy: 39b8dcb8dc active = mask != 0 -> active = mask > 0
+# The docstring allows masks of bool or 0/1 numbers only; on {0, 1, False, True} (any dtype, -0.0
+# included) "!= 0" and "> 0" select the same positions. They differ only for negative mask values,
+# which no allowed input holds.
+# %% equivalent masked_token_entropy: 02fd00d425 isnan(z).any() or isposinf(z).any() -> ... and ...
+# The nan/+inf check is redundant: z.max(axis=-1) propagates a nan and returns +inf for a +inf entry,
+# so an active position holding either makes zmax non-finite and the next check raises the same
+# ValueError (the hidden bad-logits test checks nan alone, +inf alone and both).
+# %% equivalent masked_token_entropy: 7f7399f8ac z.max(axis=-1) -> z.max(axis=1)
+# z = logits[active] indexes a 3-D array with a 2-D bool mask, so z is always 2-D (M, V): axis 1 is
+# axis -1 for every input that reaches this line (non-3-D logits raise before).
+# %% equivalent masked_token_entropy: 2fc64aac4e z.max(axis=-1) -> z.max(axis=+1)
+# +1 == 1: as 7f7399f8ac, z is always (M, V).
+# %% equivalent masked_token_entropy: de4b0dcf07 np.exp(shifted).sum(axis=-1) -> sum(axis=1)
+# shifted = z - zmax is (M, V) like z: axis 1 is the last axis.
+# %% equivalent masked_token_entropy: f71ec2f0a3 np.exp(shifted).sum(axis=-1) -> sum(axis=+1)
+# As de4b0dcf07 (+1 == 1).
+# %% equivalent masked_token_entropy: daebe0c5f8 -plogp.sum(axis=-1) -> -plogp.sum(axis=1)
+# plogp is (M, V) like z: axis 1 is the last axis.
+# %% equivalent masked_token_entropy: 632d1676b6 -plogp.sum(axis=-1) -> -plogp.sum(axis=+1)
+# As daebe0c5f8 (+1 == 1).
+# %% equivalent pass_at_k: 5d99326955 np.maximum(n_b - c_b - i, 0) -> np.maximum(n_b - c_b - i, -1)
+# n - c - i falls by 1 per factor from n - c >= 0, so before it can be negative the factor at
+# i = n - c is exactly 0 / (n - i) = 0.0 and miss stays 0 (or -0.0) after it: 1 - miss is exactly
+# 1.0 either way (the clamp is never what makes the product 0; the planted "valid" variant without
+# the clamp passes for the same reason).
+# %% equivalent pass_at_k: d7d9ee9f1a n_arr.ndim == 0 -> n_arr.ndim <= 0
+# ndim is never negative: "<= 0" and "== 0" agree on every array.
+# %% equivalent pass_at_k: c4d0ff5321 c_arr.ndim == 0 -> c_arr.ndim <= 0
+# As d7d9ee9f1a.
+# %% equivalent pass_at_k: 5fd030b288 k_arr.ndim != 0 -> k_arr.ndim > 0
+# ndim is never negative: "> 0" and "!= 0" agree on every array.
+# %% equivalent informative_group_rate: e9b6af2d81 if r.size == 0 -> if r.size == -1
+# With the guard never taken, N == 0 reaches np.mean([]) over no groups, which is nan (with a
+# RuntimeWarning on stderr, which the course's stderr policy never grades): float(nan) is the
+# documented result. Every N > 0 behaves as the reference.
+# %% equivalent informative_group_rate: 10adab6d6e if r.size == 0 -> if r.size < 0
+# As e9b6af2d81: the guard is never taken and N == 0 still returns nan.
+# %% equivalent informative_group_rate: 8e48335f06 if r.size == 0 -> if r.size <= 0
+# size is never negative: "<= 0" and "== 0" agree.
+# %% equivalent informative_group_rate: da31336228 max > min -> max != min
+# max >= min always holds for the documented finite rewards, so "!=" and ">" agree (they could
+# differ only for nan, which the docstring excludes).
+# %% equivalent clip_fractions: 1a187051b6 if n == 0 -> if n == -1
+# With no active token and the guard never taken, low.sum() / n is numpy's 0 / 0 = nan (a
+# RuntimeWarning on stderr, not graded), so all three keys are float nan exactly as documented.
+# %% equivalent clip_fractions: b062da6038 if n == 0 -> if n < 0
+# As 1a187051b6: n is a count, never negative; n == 0 gives nan through 0 / 0.
+# %% equivalent clip_fractions: 001f562d8e if n == 0 -> if n <= 0
+# n is a count, never negative: "<= 0" and "== 0" agree.
+# %% equivalent clip_fractions: 79e8cb8b4a (rho < lo) & (A < 0) -> (rho < lo) // (A < 0)
+# On bool arrays floor division gives 1 // 1 = 1, 0 // 1 = 0 and x // 0 = 0 (numpy's integer
+# division by zero, a RuntimeWarning only): the same 0/1 values as "&", so the counts are equal.
+# %% equivalent clip_fractions: 27b4510286 (A < 0) & active -> (A < 0) // active
+# As 79e8cb8b4a: bool // bool equals bool & bool elementwise (broadcasting (N, 1) against (N, T)
+# is the same for both operators).
+# %% equivalent clip_fractions: aa0aa1ede4 (rho > hi) & (A > 0) -> (rho > hi) // (A > 0)
+# As 79e8cb8b4a.
+# %% equivalent clip_fractions: 3d32ae0867 (A > 0) & active -> (A > 0) // active
+# As 27b4510286.
+# %% equivalent clip_fractions: b718c92cd2 (rho < lo) & (A < 0) -> (rho < lo) * (A < 0)
+# The product of two bool arrays is their logical and (numpy keeps bool for bool * bool).
+# %% equivalent clip_fractions: 44614d3003 (A < 0) & active -> (A < 0) * active
+# As b718c92cd2.
+# %% equivalent clip_fractions: 4ca6016f80 (rho > hi) & (A > 0) -> (rho > hi) * (A > 0)
+# As b718c92cd2.
+# %% equivalent clip_fractions: cd26549f6e (A > 0) & active -> (A > 0) * active
+# As b718c92cd2.
+# %% equivalent clip_fractions: d7cbe106ed (low | high) -> (low + high)
+# For bool arrays numpy's "+" is the logical or, so the region count is the same.
+# %% equivalent clip_fractions: 075192e659 (low | high) -> (low ^ high)
+# low needs A < 0 and high needs A > 0 at the same token, so they are never both true: xor == or.
+# %% equivalent clip_fractions: 05f28245ea active = m != 0 -> active = m > 0
+# The docstring allows masks of bool or 0/1 only; on those "!= 0" and "> 0" agree (as the
+# masked_token_entropy mutant 39b8dcb8dc).
+# %% equivalent stop_rates: ba927ccd12 reshape(-1) -> reshape(-2)
+# NumPy (2.4, the pinned version) treats any negative size in reshape as "the unknown dimension",
+# so reshape(-2) flattens exactly like reshape(-1) for every parse_ok.
+# %% equivalent stop_rates: 5f4b3efa13 reshape(-1) -> reshape(~1)
+# ~1 == -2: as ba927ccd12.
+# %% equivalent stop_rates: 470e12cd93 (eos & ~ok) -> (eos // ~ok)
+# Bool floor division: 1 // 1 = 1, 0 // 1 = 0, x // 0 = 0 (RuntimeWarning only): the same values as
+# "&", so the parse-failure count is equal.
+# %% equivalent stop_rates: 186f00b6af (eos & ~ok) -> (eos * ~ok)
+# The product of two bool arrays is their logical and.
+# %% equivalent stop_rates: 999ae144ed if N == 0 -> if N <= 0
+# N is a length, never negative: "<= 0" and "== 0" agree.
+# %% equivalent stop_rates: fd07c620df r == "eos" -> r <= "eos"
+# The line runs after every reason was checked to be "eos" or "length"; "length" <= "eos" is False
+# ("l" > "e") and "eos" <= "eos" is True, so "<=" picks out the same responses as "==".
+# %% equivalent length_by_bucket: aa86729a22 count > 0 -> count != 0
+# count comes from np.histogram and is never negative: "!= 0" and "> 0" agree.
+# %% equivalent length_by_bucket: 0c5ac07ca6 L.shape != r.shape -> L.shape > r.shape
+# When the shapes differ but the mutated test lets them through, np.histogram(L, bins,
+# weights=r) raises the documented ValueError itself ("weights should have the same shape as a"),
+# for every pair of shapes; equal shapes behave as the reference.
+# %% equivalent length_by_bucket: bfa22a7750 L.shape != r.shape -> L.shape is r.shape
+# As 0c5ac07ca6: every shape mismatch still raises ValueError inside np.histogram.
+# %% equivalent length_by_bucket: 81f93f6326 L.shape != r.shape -> L.shape < r.shape
+# As 0c5ac07ca6.
+# %% equivalent length_by_bucket: 15ac25116a e.ndim != 1 -> e.ndim < 1
+# A multi-dimensional edges array that passes the mutated checks (len >= 2, np.diff along the last
+# axis all > 0, or empty) reaches np.histogram, which raises ValueError ("bins must be 1d"): the
+# documented error for every input.
