@@ -1424,6 +1424,10 @@ for _case in range(48):
     _old = _rng.normal(-2, 1, (_G, _T))
     _new = _old + _rng.normal(0, _scale, (_G, _T))
     _act = np.arange(_T)[None, :] < _rng.integers(0, _T + 1, _G)[:, None]
+    if _case % 2:
+        _act = _act[:, ::-1]  # left padding: the first token of a non-empty response may be masked
+    if _case % 5 == 4:
+        _act = _rng.random((_G, _T)) < 0.5  # holes
     _new[~_act] = _rng.choice([0.0, 40.0])
     _A = _rng.normal(0, 1, _G)
     _A[_rng.random(_G) < 0.2] = 0.0

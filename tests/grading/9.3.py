@@ -699,12 +699,12 @@ def gspo_sequence_ratio(new_logp, old_logp, mask):
                      for n, o, a in zip(new, old, act)], dtype=np.float64)  # fmt: skip
 
 
-# %% bug gspo_objective: the default interval is 3e-4 on both sides (eps_high default ignored)
+# %% bug gspo_objective: a response counts as empty when its first token is masked (right padding assumed)
 def gspo_objective(new_logp, old_logp, advantages, mask, eps_low=3e-4, eps_high=4e-4):
     s = gspo_sequence_ratio(new_logp, old_logp, mask)
     A = np.asarray(advantages, dtype=np.float64)
-    c = np.minimum(s * A, np.clip(s, 1 - eps_low, 1 + min(eps_low, eps_high)) * A)
-    active = np.asarray(mask, dtype=np.float64).sum(axis=1) > 0
+    c = np.minimum(s * A, np.clip(s, 1 - eps_low, 1 + eps_high) * A)
+    active = np.asarray(mask, dtype=np.float64)[:, 0] > 0
     return float(np.where(active, c, 0.0).mean())
 
 
