@@ -46,7 +46,7 @@ def parse_contract(lesson: str) -> dict[str, list[tuple[str, str]]]:
         if line.startswith("## "):
             fn = line[3:].strip().strip("`")
             out.setdefault(fn, [])
-        elif line.startswith("|") and fn and not re.match(r"^\|\s*-", line):
+        elif line.startswith("|") and fn and not re.match(r"^\|\s*-{3,}\s*\|", line):
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
             if len(cells) != 2 or cells[0].startswith("clause (quoted"):
                 continue
