@@ -166,9 +166,11 @@ class GradingKernel:
     start), runs every cell with NBGRADER_EXECUTION=autograde and records ``k.baseline`` (graded
     test cell -> failed). ``k.try_code(code, cells)`` execs ``code`` (a variant of a solution cell),
     re-runs the given test cells and returns {cell: failed}; ``k.restore()`` puts the reference
-    back. A cell that runs past ``timeout`` seconds is interrupted and counts as failed (as in a
-    class run, where the notebook's time limit fails it); a kernel that dies raises
-    ``nbclient.exceptions.DeadKernelError`` and the caller starts a new GradingKernel.
+    back. A cell that runs past ``timeout`` seconds raises ``nbclient.exceptions.CellTimeoutError``
+    and a kernel that dies raises ``DeadKernelError``; either way the caller counts the cell as
+    failed (as a class run would) and starts a new GradingKernel. (An interrupt is not tried: a
+    sandboxed kernel spinning in a loop does not always get the signal, and the kernel is shut down
+    when the context exits anyway.)
     """
 
     def __init__(self, lesson: str, timeout: int = 120):
@@ -177,7 +179,7 @@ class GradingKernel:
         self.env = dict(os.environ, NBGRADER_EXECUTION="autograde")
         nb = self.info.nb
         self.client = NotebookClient(
-            nb, timeout=timeout, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True,
+            nb, timeout=timeout, kernel_name="python3", allow_errors=True, interrupt_on_timeout=False,
             resources={"metadata": {"path": str(ROOT / "source_notebooks" / lesson)}},
         )  # fmt: skip
         if sandbox.unavailable_reason() is None:  # the kernel runs as in a class run: sandboxed

@@ -112,7 +112,7 @@ def cells_for(info: Lesson, vf: VariantFile, m: Mutant) -> list[str]:
 
 def grade(lesson: str, todo: list[Mutant], progress: bool = True) -> None:
     """Grade ``todo`` in place (status, how), restarting the kernel whenever a mutant kills it."""
-    from nbclient.exceptions import DeadKernelError
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     info, vf = Lesson.load(lesson), VariantFile.load(lesson)
     queue = list(todo)
@@ -128,10 +128,11 @@ def grade(lesson: str, todo: list[Mutant], progress: bool = True) -> None:
                 k.client.timeout = int(sum(limit[c] for c in cells)) + 5
                 try:
                     got = k.try_code(m.code, cells)
-                except DeadKernelError:
-                    m.status, m.how = "killed", "kernel died"
+                except (DeadKernelError, CellTimeoutError) as e:
+                    died = isinstance(e, DeadKernelError)
+                    m.status, m.how = "killed", "kernel died" if died else "timeout"
                     queue.pop(0)
-                    break  # a new kernel for the rest
+                    break  # a new kernel for the rest (a timed-out one is shut down on exit)
                 queue.pop(0)
                 if got is None:
                     m.status, m.how = "killed", "code failed"
