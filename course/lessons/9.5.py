@@ -414,6 +414,14 @@ for L in (4, 16, 64, 256):
 # its contract: shapes, dtypes and conventions. The labs that follow call *your* functions: nothing
 # graded lives in `helpers/`.
 #
+# **How you are graded.** Each graded function has one test cell: the visible asserts you can run
+# now, and hidden tests that run only when the course grades your notebook. The hidden tests check
+# every promise of the docstring (shapes, dtypes, the errors it names, degenerate and empty inputs,
+# that your inputs are left unmodified) and compare your function with the course's on seeded random
+# inputs, with the tolerances the docstring or the test states. A test cell earns its points when it
+# runs without an error. What your code prints, to stdout or stderr (`print`, `logging`, warnings),
+# never costs points: the feedback shows it, marked `[stderr]`.
+#
 # ### 1. `group_advantages` (2 points)
 #
 # The BaseLM lab's contract, in torch: centre by the group mean, scale by the group's **population** std
@@ -492,7 +500,7 @@ _got = np.array(
 )
 assert np.allclose(_got, [[1.0, -1.0], [0.0, 0.0]]), f"(B, K) input: normalise each row; got {_got}"
 ### BEGIN HIDDEN TESTS
-# degenerate groups with values whose float mean is inexact (0.1, 1.2, 0.3), several K
+# contract: degenerate (groups with values whose float mean is inexact (0.1, 1.2, 0.3), several K)
 for _v in (0.0, 1.0, 0.1, 1.2, 0.3, 1.1):
     for _K in (1, 2, 6, 7, 8, 16):
         _hg = np.array(group_advantages(torch.full((3, _K), _v)).numpy(), dtype=np.float64)
@@ -502,41 +510,102 @@ for _v in (0.0, 1.0, 0.1, 1.2, 0.3, 1.1):
             assert _hg.shape == _shape and np.all(_hg == 0.0), (
                 f"a degenerate group of {_K} x {_v} gave {_hg}: detect it by max == min"
             )
-# hand values: K = 8, one success -> sqrt(7), -1/sqrt(7); default eps = 1e-6 enters as std + eps
+# contract: formula, eps (hand values: K = 8, one success; default eps = 1e-6 enters as std + eps)
 _hg = np.array(group_advantages(torch.eye(8, dtype=torch.float64)[2]).numpy(), dtype=np.float64)
 _sd = math.sqrt(7) / 8
 np.testing.assert_allclose(_hg[2], (7 / 8) / (_sd + 1e-6), rtol=1e-12)
 np.testing.assert_allclose(_hg[0], (-1 / 8) / (_sd + 1e-6), rtol=1e-12)
-# eps outside the sqrt: [0, 1] with eps = 0.5 -> +-0.5 / (0.5 + 0.5)
+# contract: eps (outside the sqrt: [0, 1] with eps = 0.5 -> +-0.5 / (0.5 + 0.5))
 _hg = np.array(group_advantages(torch.tensor([0.0, 1.0], dtype=torch.float64), eps=0.5).numpy())
 np.testing.assert_allclose(_hg, [-0.5, 0.5], rtol=1e-12)
-# non-binary [2, 4, 9]: mean 5, population variance 26/3
+# contract: population-std (non-binary [2, 4, 9]: mean 5, population variance 26/3)
 _sd = math.sqrt(26 / 3)
 _hg = np.array(
     group_advantages(torch.tensor([2.0, 4.0, 9.0], dtype=torch.float64), eps=0.0).numpy()
 )
 np.testing.assert_allclose(_hg, [-3 / _sd, -1 / _sd, 4 / _sd], rtol=1e-12)
-# dtype kept; integer input -> floating output; input not modified
+# contract: dtype, no-modify (dtype kept; integer input -> float32 output; input not modified)
 _in = torch.tensor([[3.0, 1.0, 1.0]], dtype=torch.float64)
 _ho = group_advantages(_in)
 assert type(_ho) is torch.Tensor and _ho.dtype == torch.float64
 assert torch.equal(_in, torch.tensor([[3.0, 1.0, 1.0]], dtype=torch.float64)), "input modified"
 _ho = group_advantages(torch.tensor([1, 0, 0, 0]))
-assert type(_ho) is torch.Tensor and _ho.is_floating_point()
+assert type(_ho) is torch.Tensor and _ho.dtype == torch.float32, (
+    f"an integer tensor is treated as float32: expected float32, got {_ho.dtype}"
+)
 np.testing.assert_allclose(np.array(_ho.numpy(), dtype=np.float64)[0], math.sqrt(3), rtol=1e-5)
-# rows are independent; zero sum per informative row
+# contract: rows-independent (zero sum per informative row)
 _R = torch.tensor([[1.0, 0, 0, 0], [0.2, 0.2, 0.2, 0.2], [1.0, 1, 0, 0]])
 _hg = np.array(group_advantages(_R, eps=0.0).numpy(), dtype=np.float64)
 np.testing.assert_allclose(_hg[2], [1, 1, -1, -1], rtol=1e-6)
 assert np.all(_hg[1] == 0.0)
 np.testing.assert_allclose(_hg.sum(axis=1), 0.0, atol=1e-6)
-for _bad in (torch.zeros(2, 2, 2), torch.zeros(3, 0)):
+# contract: value-errors (not 1-D or 2-D, or K == 0)
+for _bad in (torch.zeros(2, 2, 2), torch.zeros(3, 0), torch.zeros(0), torch.tensor(1.0)):
     try:
         group_advantages(_bad)
     except ValueError:
         pass
     else:
         raise AssertionError(f"shape {tuple(_bad.shape)} must raise ValueError")
+# contract: type-error
+for _bad in ([1.0, 0.0], np.array([1.0, 0.0]), 1.0):
+    try:
+        group_advantages(_bad)
+    except TypeError:
+        pass
+    else:
+        raise AssertionError(f"a {type(_bad).__name__} must raise TypeError (not a torch.Tensor)")
+# contract: shape (B = 0 groups of K = 3 is an empty batch, not an error)
+_ho = group_advantages(torch.zeros(0, 3))
+assert type(_ho) is torch.Tensor and tuple(_ho.shape) == (0, 3), tuple(_ho.shape)
+# contract: new-tensor (the output is not a view of the input: writing into it leaves the input)
+_in = torch.tensor([[0.0, 1.0], [2.0, 2.0]])
+_ho = group_advantages(_in)
+_ho.add_(7.0)
+assert torch.equal(_in, torch.tensor([[0.0, 1.0], [2.0, 2.0]])), "return a new tensor, not a view"
+# contract: differential (seeded random groups against the reference: binary, continuous, constant
+# rows, tiny but nonzero spreads, B and K from 1 up, float32 / float64 / integer input)
+# @reference group_advantages
+_rng = np.random.default_rng(95)
+for _case in range(60):
+    _B, _K = int(_rng.integers(1, 6)), int(_rng.integers(1, 10))
+    _kind = _case % 5
+    if _kind == 0:
+        _x = (_rng.random((_B, _K)) < 0.4).astype(np.float64)
+    elif _kind == 1:
+        _x = _rng.normal(0, 3, (_B, _K))
+    elif _kind == 2:  # tiny but nonzero spreads around 0.5 (float64) or around 0
+        _x = 0.5 + 1e-9 * _rng.integers(0, 3, (_B, _K))
+    elif _kind == 3:
+        _x = _rng.choice([0.1, 0.3, 1.2], (_B, 1)) * np.ones((_B, _K))  # constant rows
+        _x[0] = _rng.normal(0, 1, _K)
+    else:
+        _x = 1e-9 * _rng.integers(-2, 3, (_B, _K))
+    _dt = [torch.float64, torch.float32, torch.int64][_case % 3] if _kind in (0, 1) else None
+    _dt = _dt or (torch.float64 if _kind == 2 else torch.float32)
+    _in = torch.tensor(np.round(_x * 3) if _dt == torch.int64 else _x, dtype=_dt)
+    if _case % 4 == 1:
+        _in = _in[0]  # one group, shape (K,)
+    _keep = _in.clone()
+    _e = [1e-6, 0.0, 0.5, 1e-3][_case % 4]
+    _want = _ref_group_advantages(_in.clone(), eps=_e)
+    _ho = group_advantages(_in, eps=_e) if _e != 1e-6 else group_advantages(_in)
+    assert type(_ho) is torch.Tensor and _ho.shape == _in.shape, (_case, _ho.shape, _in.shape)
+    assert _ho.dtype == _want.dtype, f"case {_case}: dtype {_ho.dtype}, expected {_want.dtype}"
+    assert torch.equal(_in, _keep), f"case {_case}: the input was modified"
+    _w, _g = _want.double().numpy(), _ho.detach().double().numpy()
+    # tolerance: rounding of r - mean (a few ulps of max |r|) over the smallest std + eps
+    _xd = _in.double().reshape(-1, _in.shape[-1]).numpy()
+    _sd = _xd.std(axis=1)[np.ptp(_xd, axis=1) > 0]
+    _cond = np.abs(_xd).max() / (_sd.min() + _e) if _sd.size else 1.0
+    _tiny = np.finfo(np.float32 if _want.dtype == torch.float32 else np.float64).eps
+    np.testing.assert_allclose(_g, _w, rtol=1e-5 if _want.dtype == torch.float32 else 1e-10,
+                               atol=64 * _tiny * max(1.0, _cond),
+                               err_msg=f"case {_case}: input {_in}, eps={_e}")  # fmt: skip
+    _flat = (_in.amax(-1, keepdim=True) == _in.amin(-1, keepdim=True)).expand_as(_in).numpy()
+    assert np.all(_g[_flat] == 0.0), f"case {_case}: a degenerate group must give exact zeros"
+del _ref_group_advantages
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -621,9 +690,10 @@ assert np.allclose(_got, [1.0, -1.0, 0.0], atol=1e-6), (
     f"k1 = logp - ref_logp = [1, -1, 0], got {_got}"
 )
 ### BEGIN HIDDEN TESTS
+# contract: k2
 _hg = np.array(kl_estimate(_lp, _ref, "k2").detach().numpy(), dtype=np.float64)
 np.testing.assert_allclose(_hg, [0.5, 0.5, 0.0], atol=1e-6)
-# default is k3; float64 hand values; shape (2, 2) kept
+# contract: k3, shape (default is k3; float64 hand values; shape (2, 2) kept)
 _a = torch.tensor([[-0.1, -3.0], [-2.5, -0.2]], dtype=torch.float64)
 _b = torch.tensor([[-0.6, -1.0], [-2.5, -0.9]], dtype=torch.float64)
 _dd = np.array([[-0.5, 2.0], [0.0, -0.7]])
@@ -632,7 +702,7 @@ assert type(_ho) is torch.Tensor and tuple(_ho.shape) == (2, 2)
 np.testing.assert_allclose(
     np.array(_ho.numpy(), dtype=np.float64), np.exp(_dd) - _dd - 1, rtol=1e-12
 )
-# gradient flows into logp: d k3 / d logp = 1 - exp(d); d k1 / d logp = 1
+# contract: gradient (flows into logp: d k3 / d logp = 1 - exp(d); d k1 / d logp = 1)
 _x = torch.tensor([-1.0, -2.0], dtype=torch.float64, requires_grad=True)
 _r2 = torch.tensor([-2.0, -1.0], dtype=torch.float64)
 kl_estimate(_x, _r2, "k3").sum().backward()
@@ -640,18 +710,64 @@ np.testing.assert_allclose(_x.grad.numpy(), [1 - math.exp(-1), 1 - math.e], rtol
 _x.grad = None
 kl_estimate(_x, _r2, "k1").sum().backward()
 np.testing.assert_allclose(_x.grad.numpy(), [1.0, 1.0], rtol=1e-12)
-# k3 >= 0 everywhere, k1 is not
+# contract: k1, k3 (k3 >= 0 everywhere, k1 is not)
 _g2 = torch.Generator().manual_seed(3)
 _u, _v = torch.randn(100, generator=_g2), torch.randn(100, generator=_g2)
 assert float(kl_estimate(_u, _v, "k3").min()) >= 0.0
 assert float(kl_estimate(_u, _v, "k1").min()) < 0.0
-for _bad in (lambda: kl_estimate(_lp, _ref, "k4"), lambda: kl_estimate(_lp, _ref[:2], "k3")):
+# contract: value-errors (an unknown estimator name, or shapes that differ even if they broadcast)
+for _e in ("k4", "k0", "k10", "k25", "K3", "k", "", "kl"):
     try:
-        _bad()
+        kl_estimate(_lp, _ref, _e)
     except ValueError:
         pass
     else:
-        raise AssertionError("an unknown estimator or mismatched shapes must raise ValueError")
+        raise AssertionError(f"the unknown estimator {_e!r} must raise ValueError")
+for _sa, _sb in (
+    ((3,), (2,)),
+    ((2,), (3,)),
+    ((3, 1), (3,)),
+    ((1,), (3,)),
+    ((3,), ()),
+    ((2, 3), (3, 2)),
+):
+    try:
+        kl_estimate(torch.zeros(_sa), torch.zeros(_sb), "k3")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"shapes {_sa} and {_sb} differ: must raise ValueError")
+# contract: names (an estimator name built at run time is the same name)
+for _i in (1, 2, 3):
+    _name = "".join(["k", str(_i)])
+    _hg = kl_estimate(_lp, _ref, _name).detach().double().numpy()
+    np.testing.assert_allclose(_hg, kl_estimate(_lp, _ref, f"k{_i}").detach().double().numpy())
+# contract: differential (seeded random inputs against the reference: shapes () to 3-D and empty,
+# float32 and float64, log-ratios far beyond +-2 (up to +-20), value and gradient)
+# @reference kl_estimate
+_rng = np.random.default_rng(952)
+for _case in range(36):
+    _shape = [(), (0,), (5,), (2, 3), (2, 3, 4), (7,)][_case % 6]
+    _dt = torch.float32 if _case % 2 else torch.float64
+    _est = ["k1", "k2", "k3"][_case % 3]
+    _scale = [0.3, 2.0, 20.0][(_case // 3) % 3]
+    _a = torch.tensor(_rng.normal(-4, 2, _shape), dtype=_dt)
+    _b = (_a + torch.tensor(np.clip(_rng.normal(0, _scale, _shape), -20, 20), dtype=_dt)).detach()
+    _x = _a.clone().requires_grad_(True)
+    _xr = _a.clone().requires_grad_(True)
+    _w = torch.tensor(_rng.normal(0, 1, _shape), dtype=_dt)
+    _ho = kl_estimate(_x, _b.clone(), _est)
+    _want = _ref_kl_estimate(_xr, _b.clone(), _est)
+    assert type(_ho) is torch.Tensor and _ho.shape == _want.shape, (_case, _ho.shape, _want.shape)
+    _rt, _at = (1e-5, 1e-5) if _dt == torch.float32 else (1e-10, 1e-12)
+    np.testing.assert_allclose(_ho.detach().double().numpy(), _want.detach().double().numpy(),
+                               rtol=_rt, atol=_at, err_msg=f"case {_case}: {_est}, {_dt}")  # fmt: skip
+    if _x.numel():
+        (_ho * _w).sum().backward()
+        (_want * _w).sum().backward()
+        np.testing.assert_allclose(_x.grad.double().numpy(), _xr.grad.double().numpy(), rtol=_rt,
+                                   atol=_at, err_msg=f"case {_case}: gradient wrt logp")  # fmt: skip
+del _ref_kl_estimate
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -862,17 +978,19 @@ assert math.isclose(float(_loss.detach()), 0.575, abs_tol=1e-9), (
     "tokens first, then over responses; clip per advantage sign; masked tokens excluded"
 )
 ### BEGIN HIDDEN TESTS
+# contract: metrics
 assert isinstance(_met, dict) and {"pg", "kl"} <= set(_met)
-assert type(_met["pg"]) is float and math.isclose(_met["pg"], 0.575, abs_tol=1e-9)
+assert type(_met["pg"]) is float and type(_met["kl"]) is float, _met
+assert math.isclose(_met["pg"], 0.575, abs_tol=1e-9)
 assert math.isclose(float(_met["kl"]), 0.0, abs_tol=1e-12)
-# gradient: clipped tokens get 0; row 0 token 1: -rho*A/(2*2) = -0.225; row 1: 2*rho/(3*2)
+# contract: clip, gradient (clipped tokens get 0; row 0 token 1: -rho*A/(2*2) = -0.225)
 _loss.backward()
 np.testing.assert_allclose(
     _new.grad.numpy(), [[0.0, -0.225, 0.0], [0.0, 0.5, 1 / 3]], rtol=1e-9, atol=1e-12
 )
-# the global token mean would give (-1.2 - 0.9 + 1.6 + 3 + 2) / 5 = 0.9: must not
+# contract: two-stage (the global token mean would give (-1.2 - 0.9 + 1.6 + 3 + 2) / 5 = 0.9)
 assert not math.isclose(float(_loss.detach()), 0.9, abs_tol=1e-6)
-# KL term: ref = new + 1 on every token -> k3 = e - 2 per token, added with kl_coef
+# contract: kl-term (ref = new + 1 on every token -> k3 = e - 2 per token, added with kl_coef)
 _loss2, _met2 = clipped_grpo_loss(
     _new.detach(), _zero, _new.detach() + 1.0, _A, _m, clip_eps=0.2, kl_coef=0.1
 )
@@ -894,7 +1012,7 @@ _loss3, _ = clipped_grpo_loss(
     _new.detach(), _zero, _new.detach(), _A, _m, clip_eps=0.1, kl_coef=0.0
 )
 np.testing.assert_allclose(float(_loss3.detach()), (-1.0 + 6.8 / 3) / 2, rtol=1e-10)
-# an empty response contributes 0 (denominator clamped at 1), finite garbage in padding ignored
+# contract: empty-response, masked-garbage (an empty response contributes 0: count clamped at 1)
 _m4 = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
 _n4 = torch.tensor([[30.0, -40.0], [0.0, 0.0]], dtype=torch.float64, requires_grad=True)
 _z4 = torch.zeros(2, 2, dtype=torch.float64)
@@ -904,7 +1022,7 @@ assert math.isfinite(float(_l4.detach()))
 np.testing.assert_allclose(float(_l4.detach()), (0.0 + -1.0) / 2, rtol=1e-10)
 _l4.backward()
 assert torch.all(_n4.grad[0] == 0.0), "masked tokens must get zero gradient"
-# float32 garbage at masked positions (exp(100) overflows float32): same loss and gradient as zeros
+# contract: masked-garbage (float32 100.0 at masked positions: same loss and gradient as zeros)
 _m6 = torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
 _b6 = torch.tensor([[-0.3, -1.2, 0.0, 0.0], [-0.7, 0.0, 0.0, 0.0]])
 _o6 = torch.tensor([[-0.5, -1.0, 0.0, 0.0], [-0.4, 0.0, 0.0, 0.0]])
@@ -925,8 +1043,53 @@ np.testing.assert_allclose(_out6[1][0], _out6[0][0], rtol=1e-6)
 assert torch.isfinite(_out6[1][1]).all() and torch.all(_out6[1][1][_m6 == 0] == 0.0)
 np.testing.assert_allclose(_out6[1][1].numpy(), _out6[0][1].numpy(), rtol=1e-5, atol=1e-7)
 assert math.isfinite(_out6[1][2]["pg"]) and math.isfinite(_out6[1][2]["kl"]), _out6[1][2]
-# inputs are not modified
+# contract: no-modify
 assert torch.equal(_zero, torch.zeros(2, 3, dtype=torch.float64))
+# contract: differential (seeded random batches against the reference: ragged masks, rows with 0 and
+# 1 active tokens, ratios on and far outside the clip range, log-ratios up to +-25, finite garbage
+# at masked positions, float32 and float64; loss, both metrics and the gradient wrt new_logp)
+# @reference kl_estimate clipped_grpo_loss
+_rng = np.random.default_rng(953)
+for _case in range(40):
+    _N, _T = int(_rng.integers(1, 6)), int(_rng.integers(1, 8))
+    _dt = torch.float32 if _case % 2 else torch.float64
+    _len = _rng.integers(0, _T + 1, _N)
+    _len[0] = min(_T, 1 + _case % 2)  # a row with one (or two) active tokens
+    _mk = (np.arange(_T)[None, :] < _len[:, None]).astype(np.float64)
+    if _case % 3 == 0:
+        _mk = _mk[:, ::-1].copy()  # active tokens at the end of the row
+    _nw = _rng.normal(-2, 1.5, (_N, _T))
+    _sc = [0.1, 0.4, 3.0, 25.0][_case % 4]
+    _od = _nw - np.clip(_rng.normal(0, _sc, (_N, _T)), -25, 25)
+    _rf = _nw + np.clip(_rng.normal(0, [0.5, 2.0, 20.0][_case % 3], (_N, _T)), -20, 20)
+    _junk = _rng.choice([100.0, -100.0, 0.0, 37.5], (_N, _T))
+    for _arr in (_nw, _od, _rf):
+        _arr[_mk == 0] = _junk[_mk == 0]
+    _ad = _rng.normal(0, 1.5, _N) * (_rng.random(_N) < 0.8)
+    _eps = [0.2, 0.1, 0.28, 0.5][_case % 4]
+    _beta = [0.0, 0.04, 0.5, 1.0][(_case // 4) % 4]
+    _t = [torch.tensor(_v, dtype=_dt) for _v in (_nw, _od, _rf, _ad, _mk)]
+    _keep = [_v.clone() for _v in _t]
+    _xs = _t[0].clone().requires_grad_(True)
+    _xr = _t[0].clone().requires_grad_(True)
+    _ho, _hm = clipped_grpo_loss(new_logp=_xs, old_logp=_t[1], ref_logp=_t[2], advantages=_t[3],
+                                 mask=_t[4], clip_eps=_eps, kl_coef=_beta)  # fmt: skip
+    _want, _wm = _ref_clipped_grpo_loss(_xr, *[_v.clone() for _v in _t[1:]], clip_eps=_eps,
+                                        kl_coef=_beta)  # fmt: skip
+    assert type(_ho) is torch.Tensor and _ho.ndim == 0, f"case {_case}: a 0-dim loss tensor"
+    assert all(type(_hm[_k]) is float for _k in ("pg", "kl")), f"case {_case}: {_hm}"
+    _rt, _at = (2e-5, 1e-5) if _dt == torch.float32 else (1e-10, 1e-12)
+    for _name, _g, _w in (("loss", float(_ho.detach()), float(_want.detach())),
+                          ("pg", _hm["pg"], _wm["pg"]), ("kl", _hm["kl"], _wm["kl"])):  # fmt: skip
+        np.testing.assert_allclose(_g, _w, rtol=_rt, atol=_at * max(1.0, abs(_w)) if _name == "kl"
+                                   else _at, err_msg=f"case {_case}: {_name}")  # fmt: skip
+    _ho.backward()
+    _want.backward()
+    assert _xs.grad is not None and torch.all(_xs.grad[_t[4] == 0] == 0), f"case {_case}: masked"
+    np.testing.assert_allclose(_xs.grad.double().numpy(), _xr.grad.double().numpy(), rtol=_rt,
+                               atol=_at, err_msg=f"case {_case}: gradient wrt new_logp")  # fmt: skip
+    assert all(torch.equal(_a, _b) for _a, _b in zip(_t, _keep)), f"case {_case}: input modified"
+del _ref_clipped_grpo_loss, _ref_kl_estimate
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1010,12 +1173,16 @@ assert math.isclose(pass_at_k(4, 1, 2), 0.5, rel_tol=1e-12), (
     "pass@2 with 1 success in 4 is 1 - 3/6 = 0.5"
 )
 ### BEGIN HIDDEN TESTS
+# contract: entropy-active
 assert math.isclose(token_entropy(_lg, torch.tensor([[1.0, 0.0]])), math.log(2), rel_tol=1e-6)
+# contract: entropy-empty
 assert math.isnan(token_entropy(_lg, torch.zeros(1, 2))), "no active token: return NaN (not 0.0)"
+# contract: pass-formula, pass-float
 assert pass_at_k(5, 0, 2) == 0.0 and pass_at_k(5, 4, 2) == 1.0 and pass_at_k(3, 3, 3) == 1.0
 _want_p = 1 - (13 * 12 * 11 * 10) / (16 * 15 * 14 * 13)
 assert abs(pass_at_k(16, 3, 4) - _want_p) < 1e-12
 assert math.isclose(pass_at_k(10, 2, 1), 0.2, rel_tol=1e-12)
+# contract: clip-fractions, clip-float
 _rt = torch.tensor([[0.5, 1.5, 1.0, 9.0], [0.5, 1.5, 1.1, 9.0]])
 _mk = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
 _lo, _hi = clip_fractions(_rt, torch.tensor([-1.0, 1.0]), _mk, clip_eps=0.2)
@@ -1023,12 +1190,15 @@ assert type(_lo) is float and type(_hi) is float
 assert math.isclose(_lo, 1 / 6, rel_tol=1e-6) and math.isclose(_hi, 1 / 6, rel_tol=1e-6), (_lo, _hi)
 _lo, _hi = clip_fractions(_rt, torch.tensor([0.0, 0.0]), _mk, clip_eps=0.2)
 assert _lo == 0.0 and _hi == 0.0
+# contract: clip-empty
 _lo, _hi = clip_fractions(_rt, torch.tensor([-1.0, 1.0]), torch.zeros(2, 4), clip_eps=0.2)
 assert type(_lo) is float and math.isnan(_lo) and math.isnan(_hi), (
     f"no active token: return (NaN, NaN), got {(_lo, _hi)}"
 )
+# contract: kl-empty
 _k = kl_to_reference(torch.zeros(1, 2), torch.ones(1, 2), torch.zeros(1, 2))
 assert type(_k) is float and math.isnan(_k), f"no active token: return NaN, got {_k}"
+# contract: kl-k3, kl-float
 _k = kl_to_reference(
     torch.tensor([[-1.0, -2.0, 5.0]]),
     torch.tensor([[-2.0, -1.0, 0.0]]),
@@ -1040,6 +1210,67 @@ _k = kl_to_reference(
     torch.tensor([[-1.0, -1.0]]), torch.tensor([[-3.0, -1.5]]), torch.tensor([[1.0, 1.0]])
 )
 assert math.isclose(_k, (math.exp(-2) + 1 + math.exp(-0.5) - 0.5) / 2, rel_tol=1e-6), _k
+# contract: kl-k3 (only active tokens count: float32 log-probs of -100 at a masked position, whose
+# k3 overflows to inf, change nothing)
+_k = kl_to_reference(
+    torch.tensor([[-1.0, -100.0, -2.0]]),
+    torch.tensor([[-2.0, 0.0, -1.0]]),
+    torch.tensor([[1.0, 0.0, 1.0]]),
+)
+assert math.isclose(_k, (math.exp(-1) + math.e - 2) / 2, rel_tol=1e-6), (
+    f"a masked position changed the mean over active tokens: got {_k}"
+)
+# contract: pass-formula (every n <= 14, c <= n, 1 <= k <= n, n - c == k included, against exact
+# binomials; a large n; the result is a Python float)
+for _n in range(1, 15):
+    for _c in range(_n + 1):
+        for _kk in range(1, _n + 1):
+            _p = pass_at_k(_n, _c, _kk)
+            _w = 1.0 - math.comb(_n - _c, _kk) / math.comb(_n, _kk)
+            assert type(_p) is float and abs(_p - _w) < 1e-12, (_n, _c, _kk, _p, _w)
+for _n, _c, _kk in ((200, 3, 50), (100, 0, 100), (64, 1, 63), (64, 1, 64), (1000, 10, 990)):
+    _p = pass_at_k(_n, _c, _kk)
+    assert (
+        type(_p) is float and abs(_p - (1 - math.comb(_n - _c, _kk) / math.comb(_n, _kk))) < 1e-12
+    )
+assert pass_at_k(6, 2, 4) == pass_at_k(6, 2, 4) and abs(pass_at_k(6, 2, 4) - (1 - 1 / 15)) < 1e-12
+# contract: differential (seeded random batches against the reference: ragged masks, -inf logits,
+# extreme logits, ratios exactly on the clip bounds, zero advantages, float32 and float64)
+# @reference lab_diagnostics
+_rng = np.random.default_rng(954)
+for _case in range(40):
+    _N, _T, _V = int(_rng.integers(1, 5)), int(_rng.integers(1, 7)), int(_rng.integers(2, 7))
+    _dt = torch.float32 if _case % 2 else torch.float64
+    _mk = (_rng.random((_N, _T)) < 0.6).astype(np.float64)
+    if _case % 5 == 0:
+        _mk[:] = 0.0
+    if _case % 5 == 1:
+        _mk[:] = 1.0
+    _m = torch.tensor(_mk, dtype=_dt)
+    _lgt = _rng.normal(0, [1.0, 4.0, 30.0][_case % 3], (_N, _T, _V))
+    _lgt[_rng.random((_N, _T, _V)) < 0.3] = -np.inf
+    _lgt[..., int(_rng.integers(0, _V))] = _rng.normal(0, 1, (_N, _T))  # one finite logit per row
+    _lgt = torch.tensor(_lgt, dtype=_dt)
+    _keep = _lgt.clone()
+    _w, _g = _ref_token_entropy(_lgt.clone(), _m.clone()), token_entropy(_lgt, _m)
+    assert type(_g) is float and torch.equal(_lgt, _keep), f"case {_case}: float, input kept"
+    np.testing.assert_allclose(_g, _w, rtol=1e-5, atol=1e-6, err_msg=f"case {_case}: entropy")
+    _eps = [0.25, 0.125, 0.5, 0.375][_case % 4]  # dyadic: 1 +- eps is exact in float32
+    _rt = _rng.choice([1 - _eps, 1 + _eps, 1.0, 0.3, 3.0, 1 - _eps / 2, 1 + 2 * _eps], (_N, _T))
+    _rt = torch.tensor(_rt, dtype=_dt)
+    _ad = torch.tensor(_rng.choice([-1.5, -0.2, 0.0, 0.7, 2.0], _N), dtype=_dt)
+    _w = _ref_clip_fractions(_rt.clone(), _ad.clone(), _m.clone(), clip_eps=_eps)
+    _g = clip_fractions(ratio=_rt, advantages=_ad, mask=_m, clip_eps=_eps)  # the named parameters
+    assert type(_g) is tuple and len(_g) == 2 and all(type(_x) is float for _x in _g), _g
+    np.testing.assert_allclose(_g, _w, rtol=1e-6, atol=1e-7, err_msg=f"case {_case}: clip")
+    _lp = torch.tensor(_rng.normal(-3, 2, (_N, _T)), dtype=_dt)
+    _rl = _lp + torch.tensor(np.clip(_rng.normal(0, [0.3, 2.0, 15.0][_case % 3], (_N, _T)), -15, 15),
+                             dtype=_dt)  # fmt: skip
+    _w = _ref_kl_to_reference(_lp.clone(), _rl.clone(), _m.clone())
+    _g = kl_to_reference(_lp, _rl, _m)
+    assert type(_g) is float, f"case {_case}: a Python float"
+    np.testing.assert_allclose(_g, _w, rtol=1e-5, atol=1e-6, err_msg=f"case {_case}: kl")
+del _ref_token_entropy, _ref_pass_at_k, _ref_clip_fractions, _ref_kl_to_reference
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1296,7 +1527,8 @@ def completion_log_prob(
     logits = model(
         input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids
     ).logits
-    logp = logits[:, :-1].float().log_softmax(dim=-1)  # (N, L-1, V): column j predicts token j+1
+    wide = torch.promote_types(logits.dtype, torch.float32)  # float32, or float64 logits kept
+    logp = logits[:, :-1].to(wide).log_softmax(dim=-1)  # (N, L-1, V): column j predicts token j+1
     tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)  # (N, L-1)
     target_col = torch.arange(1, L, device=input_ids.device)  # (L-1,) column of each target token
     keep = (target_col >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)  # (N, L-1)
@@ -1360,20 +1592,21 @@ def _expected(net, ids, msk, P):
 
 _want = _expected(_net, _ids, _msk, _P)
 _pos = (_msk.cumsum(1) - 1).clamp(min=0)
+# contract: teacher-forcing, shape, positions-default
 for _pp in (_pos, None):  # explicit positions, and positions derived from the mask
     _ho = completion_log_prob(_net, _ids, _msk, _P, _pp)
     assert type(_ho) is torch.Tensor and tuple(_ho.shape) == (3,)
     np.testing.assert_allclose(
         np.array(_ho.detach().numpy(), dtype=np.float64), _want, rtol=1e-4, atol=1e-4
     )
-# a row whose completion is only padding gives exactly 0; P = L gives zeros
+# contract: empty-row (a row whose completion is only padding gives exactly 0; P = L gives zeros)
 _ho = completion_log_prob(
     UniformLM(5), torch.tensor([[2, 3, 0, 0]]), torch.tensor([[1, 1, 0, 0]]), 2
 )
 assert float(_ho[0].detach()) == 0.0
 _ho = completion_log_prob(UniformLM(5), torch.tensor([[2, 3, 4]]), torch.tensor([[1, 1, 1]]), 3)
 assert float(_ho[0].detach()) == 0.0
-# gradient reaches the model's parameters (not computed under no_grad)
+# contract: gradient (reaches the model's parameters: not computed under no_grad)
 _net2 = _copy.deepcopy(_net).train()
 completion_log_prob(_net2, _ids, _msk, _P, _pos).sum().backward()
 assert any(p.grad is not None and float(p.grad.abs().sum()) > 0 for p in _net2.parameters()), (
@@ -1399,6 +1632,8 @@ class _AbsPosLM(torch.nn.Module):
             if position_ids is None
             else position_ids
         )
+        if bool((pos < 0).any()) or bool((pos >= self.pos.shape[0]).any()):
+            raise IndexError("position out of range (an embedding table has no row for it)")
         seen = am.long().cumsum(1).float()[..., None]  # real tokens attended so far (causal)
         return SimpleNamespace(logits=self.tok[input_ids] + self.pos[pos] + 0.1 * seen)
 
@@ -1420,6 +1655,7 @@ def _abs_expected(stub, ids, msk, P):
 
 _stub = _AbsPosLM()
 _want = _abs_expected(_stub, _ids, _msk, _P)
+# contract: model-call, positions-default, masks
 for _pp in (_pos, None):
     _stub.calls.clear()
     _ho = completion_log_prob(_stub, _ids, _msk, _P, _pp)
@@ -1428,17 +1664,85 @@ for _pp in (_pos, None):
         err_msg="a learned-position model gives other log-probs: pass position_ids (the given ones, "
         "or cumsum(attention_mask) - 1 clamped at 0) and the attention mask to the model",
     )  # fmt: skip
-    assert len(_stub.calls) >= 1 and _stub.calls[-1]["position_ids"] is not None
-    np.testing.assert_array_equal(np.asarray(_stub.calls[-1]["position_ids"]), _pos.numpy())
+    assert len(_stub.calls) == 1, f"call the model once (got {len(_stub.calls)} calls)"
+    assert _stub.calls[-1]["position_ids"] is not None, "pass position_ids to the model"
+    np.testing.assert_array_equal(np.asarray(_stub.calls[-1]["position_ids"])[_msk == 1],
+                                  _pos.numpy()[_msk == 1])  # fmt: skip
+    assert _stub.calls[-1]["attention_mask"] is not None, "pass the attention mask to the model"
+    np.testing.assert_array_equal(np.asarray(_stub.calls[-1]["attention_mask"]), _msk.numpy())
 
-# the prompt is excluded: changing a prompt token's identity changes the context but a uniform
-# model makes it irrelevant; with P = 2 instead of 4 the count grows by the two prompt-side tokens
+# contract: prompt-excluded (a uniform model: with P = 2 instead of 4 the count grows by the two
+# prompt-side tokens)
 _u = completion_log_prob(UniformLM(11), _ids, _msk, 2)
 np.testing.assert_allclose(
     np.array(_u.detach().numpy(), dtype=np.float64),
     [-(_msk[r, 2:].sum().item()) * math.log(11) for r in range(3)],
     rtol=1e-5,
 )
+
+
+# contract: dtype (a stub with logits of a chosen dtype: float32 for half-precision logits, float64
+# kept)
+class _DtLM(_AbsPosLM):
+    def __init__(self, dtype, **kw):
+        super().__init__(**kw)
+        self.dtype = dtype
+
+    def forward(self, *a, **kw):
+        out = super().forward(*a, **kw)
+        return SimpleNamespace(logits=out.logits.to(self.dtype))
+
+
+for _dt, _want_dt in ((torch.float64, torch.float64), (torch.bfloat16, torch.float32),
+                      (torch.float16, torch.float32), (torch.float32, torch.float32)):  # fmt: skip
+    _ho = completion_log_prob(_DtLM(_dt), _ids, _msk, _P, _pos)
+    assert _ho.dtype == _want_dt, f"{_dt} logits: computed in {_ho.dtype}, expected {_want_dt}"
+# contract: differential (seeded random batches against the reference on absolute-position stubs
+# that record their keyword arguments: ragged left padding, EOS at different columns, rows without
+# completion tokens, P from 1 to L, positions given (also shifted: the sampler's own) or derived;
+# float32, float64 and bfloat16 logits; values and gradients)
+# @reference completion_log_prob
+_rng = np.random.default_rng(955)
+for _case in range(30):
+    _N, _L = int(_rng.integers(1, 5)), int(_rng.integers(2, 11))
+    _P = int(_rng.integers(1, _L + 1))
+    _real_p = _rng.integers(1, _P + 1, _N)  # real prompt tokens per row (left padding before)
+    _comp = _rng.integers(0, _L - _P + 1, _N)  # completion tokens per row (padding after)
+    _cols = np.arange(_L)[None, :]
+    _am = ((_cols >= _P - _real_p[:, None]) & (_cols < _P + _comp[:, None])).astype(np.int64)
+    _ii = torch.tensor(np.where(_am == 1, _rng.integers(1, 11, (_N, _L)), 0))
+    _am = torch.tensor(_am)
+    _mode = _case % 3
+    _pp = (_am.cumsum(1) - 1).clamp(min=0)
+    if _mode == 1:
+        _pp = _pp + torch.tensor(_rng.integers(1, 4, (_N, 1)))  # the sampler's positions, shifted
+    _dt = [torch.float32, torch.float64, torch.bfloat16][_case % 3 if _case % 2 else 0]
+    _st, _sr = _DtLM(_dt), _DtLM(_dt)
+    _keep = (_ii.clone(), _am.clone(), _pp.clone())
+    _args = (_ii, _am, _P) if _mode == 2 else (_ii, _am, _P, _pp)
+    _ho = completion_log_prob(_st, *_args)
+    _want = _ref_completion_log_prob(_sr, _ii.clone(), _am.clone(), _P,
+                                     None if _mode == 2 else _pp.clone())  # fmt: skip
+    assert type(_ho) is torch.Tensor and tuple(_ho.shape) == (_N,), (_case, tuple(_ho.shape))
+    assert _ho.dtype == _want.dtype, (_case, _ho.dtype, _want.dtype)
+    np.testing.assert_allclose(_ho.detach().double().numpy(), _want.detach().double().numpy(),
+                               rtol=1e-5, atol=1e-5, err_msg=f"case {_case}: N={_N} L={_L} P={_P}")  # fmt: skip
+    assert len(_st.calls) == 1, f"case {_case}: call the model once, got {len(_st.calls)} calls"
+    _c = _st.calls[0]
+    assert _c["attention_mask"] is not None and _c["position_ids"] is not None, _case
+    np.testing.assert_array_equal(np.asarray(_c["attention_mask"]), _am.numpy())
+    _act = _am.numpy() == 1
+    np.testing.assert_array_equal(np.asarray(_c["position_ids"])[_act], _pp.numpy()[_act])
+    assert all(torch.equal(_a, _b) for _a, _b in zip((_ii, _am, _pp), _keep)), "inputs modified"
+    _wt = torch.tensor(_rng.normal(0, 1, _N), dtype=_ho.dtype)
+    if int(_comp.sum()) == 0:
+        continue  # nothing to differentiate
+    (_ho * _wt).sum().backward()
+    (_want * _wt).sum().backward()
+    for _a, _b in ((_st.tok, _sr.tok), (_st.pos, _sr.pos)):
+        np.testing.assert_allclose(_a.grad.double().numpy(), _b.grad.double().numpy(),
+                                   rtol=1e-4, atol=1e-5, err_msg=f"case {_case}: gradient")  # fmt: skip
+del _ref_completion_log_prob
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1562,14 +1866,14 @@ assert math.isclose(float(_out.detach()), -0.5 + 0.1 * _k3, rel_tol=1e-9), (
     f"with kl_coef=0.1 and k3: expected {-0.5 + 0.1 * _k3:.7f}, got {float(_out.detach()):.7f}"
 )
 ### BEGIN HIDDEN TESTS
-# k1 and k2 variants, hand values: d = ref - logp = [-0.5, 0.5]
+# contract: estimators (k1 and k2 variants, hand values: d = ref - logp = [-0.5, 0.5])
 np.testing.assert_allclose(
     float(grpo_loss(_lp, _rf, _ad, 0.1, "k1").detach()), -0.5 + 0.1 * 0.0, atol=1e-12
 )
 np.testing.assert_allclose(
     float(grpo_loss(_lp, _rf, _ad, 0.2, "k2").detach()), -0.5 + 0.2 * 0.125, rtol=1e-12
 )
-# gradient: (-A + beta (1 - e^d)) / N; an A > 0 row gets a NEGATIVE gradient (raising logp lowers the loss)
+# contract: gradient ((-A + beta (1 - e^d)) / N; an A > 0 row gets a NEGATIVE gradient)
 _lp.grad = None
 grpo_loss(_lp, _rf, _ad, 0.1).backward()
 np.testing.assert_allclose(
@@ -1578,7 +1882,7 @@ np.testing.assert_allclose(
     rtol=1e-10,
 )
 assert float(_lp.grad[0]) < 0 < float(_lp.grad[1])
-# no gradient into the reference or the advantages
+# contract: constants (no gradient into the reference or the advantages)
 _lp.grad = None
 _rg = _rf.clone().requires_grad_(True)
 _ag = _ad.clone().requires_grad_(True)
@@ -1589,7 +1893,7 @@ assert _rg.grad is None or float(_rg.grad.abs().sum()) == 0.0, (
 assert _ag.grad is None or float(_ag.grad.abs().sum()) == 0.0, (
     "advantages must be a constant: detach them"
 )
-# zero advantages and ref == policy: zero loss; the mean is over N (not a sum)
+# contract: means (zero advantages and ref == policy: zero loss; the mean is over N, not a sum)
 _z = torch.tensor([-3.0, -1.0, -2.0], dtype=torch.float64, requires_grad=True)
 assert float(grpo_loss(_z, _z.detach(), torch.zeros(3, dtype=torch.float64), 1.0).detach()) == 0.0
 np.testing.assert_allclose(
@@ -1599,6 +1903,40 @@ np.testing.assert_allclose(
     2.0,
     rtol=1e-12,
 )
+# contract: differential (seeded random batches against the reference: N from 1 up, float32 and
+# float64, log-ratios far beyond +-2, every estimator, kl_coef from 0 up, advantages and reference
+# that require grad; value, gradient wrt logp, none into the constants)
+# @reference kl_estimate grpo_loss
+_rng = np.random.default_rng(956)
+for _case in range(36):
+    _N = int(_rng.integers(1, 9))
+    _dt = torch.float32 if _case % 2 else torch.float64
+    _est = [None, "k1", "k2", "k3"][_case % 4]
+    _beta = [0.0, 0.04, 0.3, 1.5][(_case // 4) % 4]
+    _l0 = torch.tensor(_rng.normal(-10, 5, _N), dtype=_dt)
+    _sc = [0.3, 2.0, 15.0][_case % 3]
+    _r0 = _l0 + torch.tensor(np.clip(_rng.normal(0, _sc, _N), -15, 15), dtype=_dt)
+    _a0 = torch.tensor(_rng.normal(0, 1, _N) * (_rng.random(_N) < 0.8), dtype=_dt)
+    _xs, _xr = _l0.clone().requires_grad_(True), _l0.clone().requires_grad_(True)
+    _rg, _ag = (
+        _r0.clone().requires_grad_(_case % 3 == 0),
+        _a0.clone().requires_grad_(_case % 3 == 0),
+    )
+    _kw = {} if _est is None else {"kl_estimator": _est}
+    _ho = grpo_loss(_xs, _rg, _ag, _beta, **_kw)
+    _want = _ref_grpo_loss(_xr, _r0.clone(), _a0.clone(), _beta, **_kw)
+    assert type(_ho) is torch.Tensor and _ho.ndim == 0, f"case {_case}: a 0-dim tensor"
+    _rt, _at = (2e-5, 1e-5) if _dt == torch.float32 else (1e-10, 1e-12)
+    np.testing.assert_allclose(float(_ho.detach()), float(_want.detach()), rtol=_rt, atol=_at,
+                               err_msg=f"case {_case}: N={_N} {_est} beta={_beta}")  # fmt: skip
+    _ho.backward()
+    _want.backward()
+    np.testing.assert_allclose(_xs.grad.double().numpy(), _xr.grad.double().numpy(), rtol=_rt,
+                               atol=_at, err_msg=f"case {_case}: gradient wrt logp")  # fmt: skip
+    for _c in (_rg, _ag):
+        assert _c.grad is None or float(_c.grad.abs().sum()) == 0.0, f"case {_case}: constants"
+    assert torch.equal(_rg.detach(), _r0) and torch.equal(_ag.detach(), _a0), "inputs modified"
+del _ref_grpo_loss, _ref_kl_estimate
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1783,7 +2121,7 @@ if _hrow["skipped"] < _hrow["groups"]:
     assert _tr.updates == 1
     _moved = [n_ for n_, p_ in _tr.policy.named_parameters() if not torch.equal(_hbefore[n_], p_)]
     assert _moved and all("lora_" in n_ for n_ in _moved), _moved[:3]
-    # "kl" comes from the step's own forward pass, before the update (not re-measured after it)
+    # contract: kl-before-update ("kl" comes from the step's own forward pass, not re-measured)
     _r3 = _tr.last_rewards.view(2, 4)
     _rows3 = [i for i in range(8) if bool(_r3[i // 4].max() != _r3[i // 4].min())]
     _lp0 = np.array([_seq_logp(_pol0, _tr.last_sample, i) for i in _rows3])
@@ -1793,6 +2131,139 @@ assert _fp(_tr.reference) == _ref_fp and not any(
     p_.requires_grad for p_ in _tr.reference.parameters()
 )
 _tr.check_reference()
+
+
+# contract: differential (train_step against the reference on a stand-in trainer whose policy and
+# reference are absolute-position stubs: their logits depend on position_ids and on the attention
+# mask, and they record every call's keyword arguments and grad mode; ragged left padding,
+# completions of several lengths with junk log-probs after EOS, groups that are degenerate,
+# binary, continuous or of a tiny but nonzero spread; B and K from 1 up)
+class _StepLM(torch.nn.Module):
+    def __init__(self, seed, V=13, L=32):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.tok = torch.nn.Parameter(torch.randn(V, V, generator=g))
+        self.pos = torch.nn.Parameter(torch.randn(L, V, generator=g))
+        self.calls = []
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, **kw):
+        self.calls.append({"input_ids": input_ids, "attention_mask": attention_mask,
+                           "position_ids": position_ids, "grad": torch.is_grad_enabled(), **kw})  # fmt: skip
+        am = torch.ones_like(input_ids) if attention_mask is None else attention_mask
+        pos = torch.arange(input_ids.shape[1]).expand_as(input_ids)
+        pos = pos if position_ids is None else position_ids
+        if bool((pos < 0).any()) or bool((pos >= self.pos.shape[0]).any()):
+            raise IndexError("position out of range (an embedding table has no row for it)")
+        seen = am.long().cumsum(1).float()[..., None]
+        return SimpleNamespace(logits=self.tok[input_ids] + self.pos[pos] + 0.1 * seen)
+
+
+def _stand_in(case):
+    """A stand-in trainer (the attributes the docstring names), rebuilt identically per case."""
+    rng = np.random.default_rng(9570 + case)
+    B, K = int(rng.integers(1, 4)), 1 if case % 8 == 7 else int(rng.integers(2, 5))
+    N, P, T = B * K, int(rng.integers(2, 6)), int(rng.integers(1, 6))
+    real_p, comp = rng.integers(1, P + 1, N), rng.integers(1, T + 1, N)
+    pm = (np.arange(P)[None, :] >= P - real_p[:, None]).astype(np.int64)
+    cm = (np.arange(T)[None, :] < comp[:, None]).astype(np.int64)
+    am = np.concatenate([pm, cm], axis=1)
+    ids = np.where(am == 1, rng.integers(2, 13, (N, P + T)), 0)
+    lps = np.where(cm == 1, -rng.exponential(1.0, (N, T)), -7.0)  # junk after EOS
+    groups = []
+    for b in range(B):
+        kind = (case + b) % 4
+        if kind == 0 or K == 1:
+            groups.append(np.full(K, float(rng.choice([0.0, 1.0, 0.3]))))
+        elif kind == 1:
+            groups.append((np.arange(K) == rng.integers(0, K)).astype(float))
+        elif kind == 2:
+            groups.append(rng.normal(0, 1, K))
+        else:
+            groups.append(1e-7 * (np.arange(K) == rng.integers(0, K)))  # tiny spread
+    rewards = torch.tensor(np.concatenate(groups), dtype=torch.float32)
+    am_t = torch.tensor(am)
+    sample = SimpleNamespace(input_ids=torch.tensor(ids), attention_mask=am_t, prompt_len=P,
+                             position_ids=(am_t.cumsum(1) - 1).clamp(min=0),
+                             completion_mask=torch.tensor(cm),
+                             logprobs=torch.tensor(lps, dtype=torch.float32), k=K)  # fmt: skip
+    log = {"sample": 0, "score": 0, "updates": []}
+    pol, ref = _StepLM(case), _StepLM(1000 + case).requires_grad_(False)
+
+    def _sample(tasks):
+        log["sample"] += 1
+        return sample
+
+    def _score(tasks, s):
+        log["score"] += 1
+        assert s is sample, "score the sample that trainer.sample returned"
+        return rewards.clone()
+
+    def _update(loss):  # record the loss and its gradient, then move the policy (a real step would)
+        grads = torch.autograd.grad(loss, list(pol.parameters()), retain_graph=True,
+                                    allow_unused=True)  # fmt: skip
+        log["updates"].append((loss, [None if g is None else g.clone() for g in grads]))
+        with torch.no_grad():
+            for p_ in pol.parameters():
+                p_.add_(0.5)
+        return 1.0
+
+    trainer = SimpleNamespace(policy=pol, reference=ref, sample=_sample, score=_score,
+                              update=_update, config=SimpleNamespace(
+                                  k=K, kl_coef=[0.0, 0.05, 0.4][case % 3], prompts_per_step=B))  # fmt: skip
+    return trainer, [SimpleNamespace(prompt=f"task {b}", answer="0") for b in range(B)], log
+
+
+# @reference group_advantages kl_estimate completion_log_prob grpo_loss train_step
+_n_inf = 0
+for _case in range(24):
+    _tw, _tasks, _lw = _stand_in(_case)
+    _want = _ref_train_step(_tw, _tasks)
+    _ts, _tasks, _ls = _stand_in(_case)
+    _got = train_step(_ts, _tasks)
+    # contract: keys, types
+    assert isinstance(_got, dict), f"case {_case}: return a dict"
+    for _key in ("reward", "kl", "entropy", "loss"):
+        assert _key in _got and type(_got[_key]) is float, f"case {_case}: {_key!r} -> {_got}"
+    for _key in ("skipped", "groups"):
+        assert _key in _got and type(_got[_key]) is int, f"case {_case}: {_key!r} -> {_got}"
+    # contract: sample-score
+    assert _ls["sample"] == 1 and _ls["score"] == 1, f"case {_case}: {_ls}"
+    # contract: values (every documented key, NaN where the reference has NaN)
+    for _key in ("reward", "kl", "entropy", "loss", "skipped", "groups"):
+        np.testing.assert_allclose(_got[_key], _want[_key], rtol=1e-4, atol=1e-6,
+                                   err_msg=f"case {_case}: {_key!r}")  # fmt: skip
+    _pc, _rc = _ts.policy.calls, _ts.reference.calls
+    if not _lw["updates"]:
+        # contract: skip-all
+        assert not _ls["updates"] and not _pc and not _rc, (
+            f"case {_case}: every group degenerate: no forward pass and no update"
+        )
+        continue
+    _n_inf += 1
+    # contract: one-update
+    assert len(_ls["updates"]) == 1, f"case {_case}: call trainer.update once"
+    _loss, _grads = _ls["updates"][0]
+    _wloss, _wgrads = _lw["updates"][0]
+    assert type(_loss) is torch.Tensor and _loss.ndim == 0 and _loss.requires_grad, _case
+    np.testing.assert_allclose(float(_loss.detach()), float(_wloss.detach()), rtol=1e-4, atol=1e-6)
+    for _g, _w in zip(_grads, _wgrads, strict=True):
+        assert _g is not None, f"case {_case}: the loss must reach every policy parameter"
+        np.testing.assert_allclose(_g.numpy(), _w.numpy(), rtol=1e-3, atol=1e-6,
+                                   err_msg=f"case {_case}: gradient of the loss")  # fmt: skip
+    # contract: forward-args (positions and mask passed; policy with grad, reference under no_grad)
+    assert _pc and _rc, f"case {_case}: score the rows with the policy and with the reference"
+    assert all(_c["grad"] for _c in _pc[:1]), "the policy's forward pass must carry gradient"
+    assert not any(_c["grad"] for _c in _rc), "score the reference under torch.no_grad()"
+    for _c in _pc + _rc:
+        assert _c["attention_mask"] is not None and _c["position_ids"] is not None, (
+            f"case {_case}: pass the sample's attention_mask and position_ids"
+        )
+        _act = np.asarray(_c["attention_mask"]) == 1
+        _wp = np.asarray((_c["attention_mask"].long().cumsum(1) - 1).clamp(min=0))
+        np.testing.assert_array_equal(np.asarray(_c["position_ids"])[_act], _wp[_act])
+assert _n_inf >= 14 and _n_inf < 24, f"test set-up: only {_n_inf} informative cases"
+del _ref_train_step, _ref_group_advantages, _ref_kl_estimate, _ref_completion_log_prob
+del _ref_grpo_loss
 ### END HIDDEN TESTS
 
 # %% [markdown]

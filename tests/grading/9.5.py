@@ -546,7 +546,8 @@ def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_i
         position_ids = torch.clamp(torch.cumsum(attention_mask.long(), 1) - 1, min=0)
     logits = model(
         input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids
-    ).logits.float()
+    ).logits
+    logits = logits.double() if logits.dtype == torch.float64 else logits.float()
     targets = input_ids[:, 1:].clone()
     targets[attention_mask[:, 1:] == 0] = -100
     targets[:, : prompt_len - 1] = -100  # target column j + 1 < P is a prompt token
@@ -562,7 +563,8 @@ def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_i
     if position_ids is None:
         position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids)
-    logp = torch.log_softmax(logits.logits.float(), dim=-1)
+    lg = logits.logits
+    logp = torch.log_softmax(lg.to(torch.promote_types(lg.dtype, torch.float32)), dim=-1)
     sums = []
     for i in range(N):
         terms = [
@@ -992,3 +994,429 @@ def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_i
     tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
     keep = (torch.arange(1, L) >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)
     return torch.where(keep, tok, torch.zeros_like(tok)).sum(dim=1)
+
+
+# %% depends test_train_step: group_advantages kl_estimate completion_log_prob grpo_loss
+# --- planted bugs of issue 11's miss classes: (a) a documented clause not honoured, (b) visible
+# only on non-tame inputs, (c) invisible to a rotary model stub, (d) an output no test read.
+
+
+# %% bug group_advantages: (a) r = rewards.float() then centred in place: a float32 caller's tensor is modified (float64 and integer inputs are copies)
+def group_advantages(rewards, eps=1e-6):
+    if not isinstance(rewards, torch.Tensor):
+        raise TypeError("rewards must be a torch.Tensor")
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError("bad shape")
+    r = rewards.float() if not rewards.dtype == torch.float64 else rewards.clone()
+    flat = r.amax(dim=-1, keepdim=True) == r.amin(dim=-1, keepdim=True)
+    std = r.std(dim=-1, keepdim=True, unbiased=False)
+    r -= r.mean(dim=-1, keepdim=True)
+    return torch.where(flat, torch.zeros_like(r), r / (std + eps))
+
+
+# %% bug group_advantages: (a) an integer tensor gives float64 (computed as .double()), not float32
+def group_advantages(rewards, eps=1e-6):
+    if not isinstance(rewards, torch.Tensor):
+        raise TypeError("rewards must be a torch.Tensor")
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError("bad shape")
+    r = rewards if rewards.is_floating_point() else rewards.double()
+    flat = r.amax(dim=-1, keepdim=True) == r.amin(dim=-1, keepdim=True)
+    adv = (r - r.mean(dim=-1, keepdim=True)) / (r.std(dim=-1, keepdim=True, unbiased=False) + eps)
+    return torch.where(flat, torch.zeros_like(adv), adv)
+
+
+# %% bug group_advantages: (a) a list or array is converted with torch.as_tensor instead of raising TypeError
+def group_advantages(rewards, eps=1e-6):
+    rewards = torch.as_tensor(rewards)
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError("bad shape")
+    r = rewards if rewards.is_floating_point() else rewards.float()
+    flat = r.amax(dim=-1, keepdim=True) == r.amin(dim=-1, keepdim=True)
+    adv = (r - r.mean(dim=-1, keepdim=True)) / (r.std(dim=-1, keepdim=True, unbiased=False) + eps)
+    return torch.where(flat, torch.zeros_like(adv), adv)
+
+
+# %% bug group_advantages: (b) degenerate by std < 1e-8 (a group of tiny but nonzero spread is zeroed)
+def group_advantages(rewards, eps=1e-6):
+    if not isinstance(rewards, torch.Tensor):
+        raise TypeError("rewards must be a torch.Tensor")
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError("bad shape")
+    r = rewards if rewards.is_floating_point() else rewards.float()
+    std = r.std(dim=-1, keepdim=True, unbiased=False)
+    flat = (r.amax(dim=-1, keepdim=True) == r.amin(dim=-1, keepdim=True)) | (std < 1e-8)
+    adv = (r - r.mean(dim=-1, keepdim=True)) / (std + eps)
+    return torch.where(flat, torch.zeros_like(adv), adv)
+
+
+# %% valid group_advantages: computed in float64 and cast back to the input's dtype (other rounding on tiny spreads)
+def group_advantages(rewards, eps=1e-6):
+    if not isinstance(rewards, torch.Tensor):
+        raise TypeError("rewards must be a torch.Tensor")
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError("rewards must be (K,) or (B, K) with K >= 1")
+    out_dtype = rewards.dtype if rewards.is_floating_point() else torch.float32
+    r = rewards.double()
+    dev = r - r.mean(dim=-1, keepdim=True)
+    sd = dev.pow(2).mean(dim=-1, keepdim=True).sqrt()
+    adv = torch.where(r.amax(-1, keepdim=True) == r.amin(-1, keepdim=True), 0.0, dev / (sd + eps))
+    return adv.to(out_dtype)
+
+
+# %% bug kl_estimate: (a) shapes checked by broadcasting ((3, 1) against (3,) gives a (3, 3) result, no ValueError)
+def kl_estimate(logp, ref_logp, estimator="k3"):
+    torch.broadcast_shapes(logp.shape, ref_logp.shape)  # raises only if they cannot broadcast
+    d = ref_logp - logp
+    if estimator == "k1":
+        return -d
+    if estimator == "k2":
+        return 0.5 * d**2
+    if estimator == "k3":
+        return torch.exp(d) - d - 1
+    raise ValueError(f"unknown estimator {estimator!r}")
+
+
+# %% bug kl_estimate: (b) the log-ratio clamped to [-10, 10] "for stability" (wrong only for extreme log-ratios)
+def kl_estimate(logp, ref_logp, estimator="k3"):
+    if logp.shape != ref_logp.shape:
+        raise ValueError("shapes differ")
+    d = torch.clamp(ref_logp - logp, -10.0, 10.0)
+    if estimator == "k1":
+        return -d
+    if estimator == "k2":
+        return 0.5 * d**2
+    if estimator == "k3":
+        return torch.exp(d) - d - 1
+    raise ValueError(f"unknown estimator {estimator!r}")
+
+
+# %% bug clipped_grpo_loss: (b) the log-ratio clamped to [-2, 2] before exp (only ratios beyond e^2 tell)
+def clipped_grpo_loss(new_logp, old_logp, ref_logp, advantages, mask, *, clip_eps, kl_coef):
+    active = mask > 0
+    z = torch.zeros_like(new_logp)
+    new_a = torch.where(active, new_logp, z)
+    ratio = torch.exp(torch.clamp(new_a - torch.where(active, old_logp, z), -2.0, 2.0))
+    A = advantages[:, None]
+    pg = torch.maximum(-ratio * A, -torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * A)
+    kl = kl_estimate(new_a, torch.where(active, ref_logp, z), "k3")
+    n_tok = mask.sum(dim=1).clamp(min=1)
+    two = lambda x: ((x * mask).sum(dim=1) / n_tok).mean()
+    return two(pg + kl_coef * kl), {"pg": float(two(pg.detach())), "kl": float(two(kl.detach()))}
+
+
+# %% bug clipped_grpo_loss: (d) metrics "pg" and "kl" returned as 0-dim tensors, not Python floats
+def clipped_grpo_loss(new_logp, old_logp, ref_logp, advantages, mask, *, clip_eps, kl_coef):
+    active = mask > 0
+    z = torch.zeros_like(new_logp)
+    new_a = torch.where(active, new_logp, z)
+    ratio = torch.exp(new_a - torch.where(active, old_logp, z))
+    A = advantages[:, None]
+    pg = torch.maximum(-ratio * A, -torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * A)
+    kl = kl_estimate(new_a, torch.where(active, ref_logp, z), "k3")
+    n_tok = mask.sum(dim=1).clamp(min=1)
+    two = lambda x: ((x * mask).sum(dim=1) / n_tok).mean()
+    return two(pg + kl_coef * kl), {"pg": two(pg.detach()), "kl": two(kl.detach())}
+
+
+# %% valid clipped_grpo_loss: one weighted sum with per-token weights mask / (n_i * N), k3 with expm1
+def clipped_grpo_loss(new_logp, old_logp, ref_logp, advantages, mask, *, clip_eps, kl_coef):
+    act = mask > 0
+    w = mask / (mask.sum(dim=1, keepdim=True).clamp(min=1) * mask.shape[0])  # (N, T)
+    lr = torch.where(act, new_logp - torch.where(act, old_logp, new_logp), 0.0)
+    rho = lr.exp()
+    A = advantages.unsqueeze(1)
+    surr = torch.minimum(rho * A, rho.clamp(1 - clip_eps, 1 + clip_eps) * A)
+    d = torch.where(act, ref_logp - torch.where(act, new_logp, ref_logp), 0.0)
+    k3 = torch.expm1(d) - d
+    loss = (w * (-surr + kl_coef * k3)).sum()
+    return loss, {"pg": float((w * -surr).sum()), "kl": float((w * k3).sum())}
+
+
+# %% bug pass_at_k: (b) n - c <= k counted as certain (wrong exactly when n - c == k)
+def pass_at_k(n, c, k):
+    if n - c <= k:
+        return 1.0
+    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+# %% bug clip_fractions: (b) a ratio exactly on a bound counted as clipped (<= 1 - eps, >= 1 + eps)
+def clip_fractions(ratio, advantages, mask, *, clip_eps):
+    n = float(mask.sum())
+    if n == 0:
+        return math.nan, math.nan
+    A = advantages[:, None]
+    low = ((ratio <= 1 - clip_eps) & (A < 0)).float()
+    high = ((ratio >= 1 + clip_eps) & (A > 0)).float()
+    return float((low * mask).sum() / n), float((high * mask).sum() / n)
+
+
+# %% bug token_entropy: (b) per-row mean entropy, then the mean over rows (rows of unequal length weigh alike)
+def token_entropy(logits, mask):
+    if float(mask.sum()) == 0:
+        return math.nan
+    logp = logits.log_softmax(dim=-1)
+    p = logp.exp()
+    H = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(dim=-1)
+    n = mask.sum(dim=1)
+    rows = (H * mask).sum(dim=1)[n > 0] / n[n > 0]
+    return float(rows.mean())
+
+
+# %% valid clip_fractions: Python integer counts divided by the active count
+def clip_fractions(ratio, advantages, mask, *, clip_eps):
+    act = mask > 0
+    n = int(act.sum())
+    if n == 0:
+        return float("nan"), float("nan")
+    A = advantages[:, None].expand_as(ratio)
+    lo = int((act & (ratio < 1 - clip_eps) & (A < 0)).sum())
+    hi = int((act & (ratio > 1 + clip_eps) & (A > 0)).sum())
+    return lo / n, hi / n
+
+
+# %% valid token_entropy: H = logsumexp(l) - sum(p * l) over the finite logits
+def token_entropy(logits, mask):
+    act = mask > 0
+    if not bool(act.any()):
+        return float("nan")
+    lg = logits[act]  # (n, V)
+    p = lg.softmax(dim=-1)
+    finite = torch.isfinite(lg)
+    pl = torch.where(finite, p * torch.where(finite, lg, 0.0), 0.0).sum(dim=-1)
+    return float((torch.logsumexp(lg, dim=-1) - pl).mean())
+
+
+# %% bug completion_log_prob: (a) log-softmax in the logits' own dtype (bfloat16 logits give a bfloat16 sum)
+def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_ids=None):
+    N, L = input_ids.shape
+    if not 1 <= prompt_len <= L:
+        raise ValueError("prompt_len")
+    if position_ids is None:
+        position_ids = (attention_mask.long().cumsum(dim=1) - 1).clamp(min=0)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask,
+                   position_ids=position_ids).logits  # fmt: skip
+    tok = logits[:, :-1].log_softmax(dim=-1).gather(-1, input_ids[:, 1:, None]).squeeze(-1)
+    keep = (torch.arange(1, L) >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)
+    return torch.where(keep, tok, torch.zeros_like(tok)).sum(dim=1)
+
+
+# %% bug completion_log_prob: (c) the position_ids argument ignored, always re-derived from the mask (a sampler's own positions are lost)
+def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_ids=None):
+    N, L = input_ids.shape
+    if not 1 <= prompt_len <= L:
+        raise ValueError("prompt_len")
+    position_ids = (attention_mask.long().cumsum(dim=1) - 1).clamp(min=0)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask,
+                   position_ids=position_ids).logits  # fmt: skip
+    logp = logits[:, :-1].to(torch.promote_types(logits.dtype, torch.float32)).log_softmax(-1)
+    tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
+    keep = (torch.arange(1, L) >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)
+    return torch.where(keep, tok, torch.zeros_like(tok)).sum(dim=1)
+
+
+# %% bug completion_log_prob: (c) positions 0..L-1 when none are given (left padding shifts every real token)
+def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_ids=None):
+    N, L = input_ids.shape
+    if not 1 <= prompt_len <= L:
+        raise ValueError("prompt_len")
+    if position_ids is None:
+        position_ids = torch.arange(L).expand(N, L)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask,
+                   position_ids=position_ids).logits  # fmt: skip
+    logp = logits[:, :-1].to(torch.promote_types(logits.dtype, torch.float32)).log_softmax(-1)
+    tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
+    keep = (torch.arange(1, L) >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)
+    return torch.where(keep, tok, torch.zeros_like(tok)).sum(dim=1)
+
+
+# %% valid completion_log_prob: logits minus logsumexp, positions filled with 1 on padding (as in HF generate)
+def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_ids=None):
+    L = input_ids.shape[1]
+    if not 1 <= prompt_len <= L:
+        raise ValueError("prompt_len must be in [1, L]")
+    if position_ids is None:
+        position_ids = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 1)
+    lg = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits
+    lg = lg[:, :-1].to(torch.promote_types(lg.dtype, torch.float32))
+    tok = lg.gather(-1, input_ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(lg, dim=-1)
+    cols = torch.arange(L - 1)[None, :] + 1
+    keep = (cols >= prompt_len) & (attention_mask[:, 1:] > 0)
+    return (tok * keep).sum(dim=1)
+
+
+# %% bug grpo_loss: (b) the k3 log-ratio clamped to [-5, 5] (wrong only when policy and reference are far apart)
+def grpo_loss(logp, ref_logp, advantages, kl_coef, kl_estimator="k3"):
+    A, ref = advantages.detach(), ref_logp.detach()
+    d = torch.clamp(ref - logp, -5.0, 5.0)
+    table = {"k1": -d, "k2": 0.5 * d**2, "k3": torch.exp(d) - d - 1}
+    return -(A * logp).mean() + kl_coef * table[kl_estimator].mean()
+
+
+# %% bug train_step: (c) positions 0..L-1 passed instead of the sample's position_ids (right only for RoPE models)
+def train_step(trainer, tasks):
+    B, K = len(tasks), trainer.config.k
+    sample = trainer.sample(tasks)
+    rewards = trainer.score(tasks, sample)
+    grouped = rewards.view(B, K)
+    adv = group_advantages(grouped).reshape(-1)
+    informative = grouped.max(dim=1).values != grouped.min(dim=1).values
+    out = {"reward": float(rewards.mean()), "kl": math.nan, "entropy": math.nan,
+           "skipped": int((~informative).sum()), "groups": B, "loss": math.nan}  # fmt: skip
+    if not bool(informative.any()):
+        return out
+    rows = informative.repeat_interleave(K)
+    ids, mask = sample.input_ids[rows], sample.attention_mask[rows]
+    pos = torch.arange(ids.shape[1]).expand_as(ids)
+    logp = completion_log_prob(trainer.policy, ids, mask, sample.prompt_len, pos)
+    with torch.no_grad():
+        ref_logp = completion_log_prob(trainer.reference, ids, mask, sample.prompt_len, pos)
+    loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
+    kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
+    trainer.update(loss)
+    cm = sample.completion_mask[rows].float()
+    entropy = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
+    out.update(kl=float(kl), entropy=float(entropy), loss=float(loss.detach()))
+    return out
+
+
+# %% bug train_step: (d) "loss" logs the policy term alone (the KL term left out of the logged value)
+def train_step(trainer, tasks):
+    B, K = len(tasks), trainer.config.k
+    sample = trainer.sample(tasks)
+    rewards = trainer.score(tasks, sample)
+    grouped = rewards.view(B, K)
+    adv = group_advantages(grouped).reshape(-1)
+    informative = grouped.max(dim=1).values != grouped.min(dim=1).values
+    out = {"reward": float(rewards.mean()), "kl": math.nan, "entropy": math.nan,
+           "skipped": int((~informative).sum()), "groups": B, "loss": math.nan}  # fmt: skip
+    if not bool(informative.any()):
+        return out
+    rows = informative.repeat_interleave(K)
+    args = (sample.input_ids[rows], sample.attention_mask[rows], sample.prompt_len,
+            sample.position_ids[rows])  # fmt: skip
+    logp = completion_log_prob(trainer.policy, *args)
+    with torch.no_grad():
+        ref_logp = completion_log_prob(trainer.reference, *args)
+    loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
+    kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
+    trainer.update(loss)
+    cm = sample.completion_mask[rows].float()
+    entropy = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
+    pg = float(-(adv[rows] * logp.detach()).mean())
+    out.update(kl=float(kl), entropy=float(entropy), loss=pg)
+    return out
+
+
+# %% bug train_step: (b) entropy as the mean of per-row means (rows of unequal length weigh alike)
+def train_step(trainer, tasks):
+    B, K = len(tasks), trainer.config.k
+    sample = trainer.sample(tasks)
+    rewards = trainer.score(tasks, sample)
+    grouped = rewards.view(B, K)
+    adv = group_advantages(grouped).reshape(-1)
+    informative = grouped.max(dim=1).values != grouped.min(dim=1).values
+    out = {"reward": float(rewards.mean()), "kl": math.nan, "entropy": math.nan,
+           "skipped": int((~informative).sum()), "groups": B, "loss": math.nan}  # fmt: skip
+    if not bool(informative.any()):
+        return out
+    rows = informative.repeat_interleave(K)
+    args = (sample.input_ids[rows], sample.attention_mask[rows], sample.prompt_len,
+            sample.position_ids[rows])  # fmt: skip
+    logp = completion_log_prob(trainer.policy, *args)
+    with torch.no_grad():
+        ref_logp = completion_log_prob(trainer.reference, *args)
+    loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
+    kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
+    trainer.update(loss)
+    cm = sample.completion_mask[rows].float()
+    entropy = (-(sample.logprobs[rows] * cm).sum(1) / cm.sum(1).clamp(min=1)).mean()
+    out.update(kl=float(kl), entropy=float(entropy), loss=float(loss.detach()))
+    return out
+
+
+# %% bug train_step: (a) the reference scored with gradient enabled (not under torch.no_grad), then detached
+def train_step(trainer, tasks):
+    B, K = len(tasks), trainer.config.k
+    sample = trainer.sample(tasks)
+    rewards = trainer.score(tasks, sample)
+    grouped = rewards.view(B, K)
+    adv = group_advantages(grouped).reshape(-1)
+    informative = grouped.max(dim=1).values != grouped.min(dim=1).values
+    out = {"reward": float(rewards.mean()), "kl": math.nan, "entropy": math.nan,
+           "skipped": int((~informative).sum()), "groups": B, "loss": math.nan}  # fmt: skip
+    if not bool(informative.any()):
+        return out
+    rows = informative.repeat_interleave(K)
+    args = (sample.input_ids[rows], sample.attention_mask[rows], sample.prompt_len,
+            sample.position_ids[rows])  # fmt: skip
+    logp = completion_log_prob(trainer.policy, *args)
+    ref_logp = completion_log_prob(trainer.reference, *args).detach()
+    loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
+    kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
+    trainer.update(loss)
+    cm = sample.completion_mask[rows].float()
+    entropy = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
+    out.update(kl=float(kl), entropy=float(entropy), loss=float(loss.detach()))
+    return out
+
+
+# --- survivors of the mutation run (tests/grading/mutation.py) argued equivalent, one by one
+
+
+# %% equivalent pass_at_k: 7dc28d3054 if n - c < k: -> if n + c < k:
+# The shortcut only saves work: for n - c < k <= n the product holds the factor (n - c - i) = 0 at
+# i = n - c < k, every denominator n - i >= n - k + 1 >= 1, so 1 - (+-0.0) = 1.0 exactly, as the
+# reference returns; n + c < k is never true when n - c >= k. k > n (C(n, k) = 0: the formula of
+# the docstring is undefined, k samples cannot be drawn from n) is outside the contract.
+# %% equivalent pass_at_k: c41076094a if n - c < k: -> if n | c < k:
+# n | c >= n >= k for every k <= n, so the branch is never taken and the product runs; it is 1.0
+# exactly whenever n - c < k (a zero factor at i = n - c, denominators >= 1). Same value for all
+# 0 <= c <= n, 1 <= k <= n (the domain of C(n - c, k) / C(n, k)).
+# %% equivalent pass_at_k: 7426739ff3 if n - c < k: -> if n ^ c < k:
+# n - c <= n ^ c for 0 <= c <= n (n - c = (n ^ c) - 2 (~n & c)), so n ^ c < k implies n - c < k
+# and the shortcut returns 1.0 only where the reference does; elsewhere the product is evaluated and
+# gives 1.0 exactly when n - c < k (a zero factor, denominators >= 1 for k <= n).
+# %% equivalent pass_at_k: 53ffaf244e if n - c < k: -> if n << c < k:
+# n << c = n * 2**c >= n >= k for k <= n, so the shortcut is never taken; the product gives exactly
+# 1.0 when n - c < k (a zero factor at i = n - c) and the reference value otherwise.
+# %% equivalent token_entropy: 1530d97055 if n == 0: -> if n == -1:
+# n = float(mask.sum()) is never negative for a 0/1 mask; when it is 0 the mutant goes on to
+# float((H * mask).sum() / 0.0), and torch's 0.0 / 0.0 is NaN: the documented NaN either way.
+# %% equivalent token_entropy: 48c30758e3 if n == 0: -> if n < 0:
+# As 1530d97055: a 0/1 mask never sums below 0, and with n == 0 the division 0.0 / 0.0 is NaN.
+# %% equivalent token_entropy: f8e397c76b if n == 0: -> if n <= 0:
+# n = mask.sum() >= 0 for a 0/1 mask, so n <= 0 is n == 0.
+# %% equivalent token_entropy: aa663150e7 H = -torch.where(p > 0, ...) -> H = -torch.where(p != 0, ...)
+# p = exp(log_softmax(logits)) is never negative, so p != 0 is p > 0 for every logits row that is
+# a distribution (at least one finite logit: softmax of a row of only -inf is undefined, NaN).
+# %% equivalent kl_to_reference: 9ff80293e8 if n == 0: -> if n == -1:
+# n = float(mask.sum()) is never negative for a 0/1 mask; with n == 0 the mutant returns
+# float(0.0 / 0.0) = NaN, the documented value.
+# %% equivalent kl_to_reference: 02554047ee if n == 0: -> if n < 0:
+# As 9ff80293e8: a 0/1 mask never sums below 0, and 0.0 / 0.0 is NaN.
+# %% equivalent kl_to_reference: aa5687356a if n == 0: -> if n <= 0:
+# n = mask.sum() >= 0 for a 0/1 mask, so n <= 0 is n == 0.
+# %% equivalent kl_to_reference: 1cb933d476 torch.where(mask > 0, ref_logp - logp, 0.0) -> (..., 1.0)
+# The fill value is the log-ratio used at masked positions only; k3(1.0) = e - 2 is finite and is
+# multiplied by mask == 0 there, so it adds exactly 0 to the sum, as k3(0.0) = 0 does.
+# %% equivalent kl_to_reference: a9ae9c741d torch.where(mask > 0, ref_logp - logp, 0.0) -> (..., -1.0)
+# As 1cb933d476: k3(-1.0) = exp(-1) is finite and multiplied by mask == 0, adding exactly 0.
+# %% equivalent kl_to_reference: b938c6f5ec torch.where(mask > 0, ...) -> torch.where(mask != 0, ...)
+# The mask is 0/1 (the module's convention for all four diagnostics: 1 marks an active token), and
+# for values in {0, 1} mask != 0 is mask > 0.
+# %% equivalent clip_fractions: 2cef79f8a9 if n == 0: -> if n == -1:
+# n = float(mask.sum()) is never negative for a 0/1 mask; with n == 0 the mutant returns
+# (float(0.0 / 0.0), float(0.0 / 0.0)) = (NaN, NaN), the documented pair.
+# %% equivalent clip_fractions: ef558881ef if n == 0: -> if n < 0:
+# As 2cef79f8a9: a 0/1 mask never sums below 0, and with n == 0 both divisions give NaN.
+# %% equivalent clip_fractions: 0badf79769 if n == 0: -> if n <= 0:
+# n = mask.sum() >= 0 for a 0/1 mask, so n <= 0 is n == 0.
+# %% equivalent clip_fractions: d90ec4019f (ratio < 1 - clip_eps) & (A < 0) -> (ratio < 1 - clip_eps) * (A < 0)
+# Both operands are bool tensors; torch's bool * bool is the elementwise logical and (a bool
+# tensor), the same values as &, and .float() turns either into the same 0/1 floats.
+# %% equivalent clip_fractions: c43305ccf3 (ratio > 1 + clip_eps) & (A > 0) -> (ratio > 1 + clip_eps) * (A > 0)
+# As d90ec4019f: bool * bool is the logical and in torch.
+# %% equivalent clipped_grpo_loss: da1595c7ac active = mask > 0 -> active = mask != 0
+# The docstring's mask is 1.0 on the response's tokens and 0.0 on padding; for values in {0, 1}
+# mask != 0 is mask > 0.
