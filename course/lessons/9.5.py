@@ -1254,7 +1254,10 @@ for _case in range(40):
     _keep = _lgt.clone()
     _w, _g = _ref_token_entropy(_lgt.clone(), _m.clone()), token_entropy(_lgt, _m)
     assert type(_g) is float and torch.equal(_lgt, _keep), f"case {_case}: float, input kept"
-    np.testing.assert_allclose(_g, _w, rtol=1e-5, atol=1e-6, err_msg=f"case {_case}: entropy")
+    # tolerance: entropy formulas differ by rounding of the logits' magnitude (H = lse - E[l])
+    _big = float(_lgt[torch.isfinite(_lgt)].abs().max())
+    _at = 1e-6 + 32 * float(torch.finfo(_dt).eps) * _big
+    np.testing.assert_allclose(_g, _w, rtol=1e-5, atol=_at, err_msg=f"case {_case}: entropy")
     _eps = [0.25, 0.125, 0.5, 0.375][_case % 4]  # dyadic: 1 +- eps is exact in float32
     _rt = _rng.choice([1 - _eps, 1 + _eps, 1.0, 0.3, 3.0, 1 - _eps / 2, 1 + 2 * _eps], (_N, _T))
     _rt = torch.tensor(_rt, dtype=_dt)

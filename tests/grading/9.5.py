@@ -1420,3 +1420,27 @@ def train_step(trainer, tasks):
 # %% equivalent clipped_grpo_loss: da1595c7ac active = mask > 0 -> active = mask != 0
 # The docstring's mask is 1.0 on the response's tokens and 0.0 on padding; for values in {0, 1}
 # mask != 0 is mask > 0.
+# %% equivalent train_step: 8f3c795c39 cm.sum().clamp(min=1) -> cm.sum().clamp(min= 2)
+# cm holds the completion tokens of the informative rows; an informative group has K >= 2 rows
+# (a group of one is always degenerate) and every sampled completion has at least one token (the
+# sampler's completion mask covers each generated token up to and including EOS), so cm.sum() >= 2
+# and the clamp never acts, at 1 or at 2.
+# %% equivalent train_step: 93755bef0b cm.sum().clamp(min=1) -> cm.sum().clamp(min= 0)
+# As 8f3c795c39: cm.sum() >= 2 whenever this line runs, so clamping at 0 or at 1 changes nothing.
+# %% equivalent train_step: 66b1e2398a grouped.max(dim=1).values != grouped.min(dim=1).values -> ... > ...
+# A group's max is never below its min, so max != min is max > min for every real-valued reward
+# (the verifier returns numbers; a NaN reward is not a reward).
+# %% equivalent completion_log_prob: 59fe437f72 if not 1 <= prompt_len <= L: -> if not 0 <= prompt_len <= L:
+# The docstring's domain is 1 <= P <= L and it documents no error: the two checks agree on every
+# P in that domain (neither raises), and P = 0 (where only the reference raises) is outside it.
+# %% equivalent completion_log_prob: f9e2fb7361 (target_col >= prompt_len)[None, :] & (...) -> ... * (...)
+# Both operands are bool tensors; torch's bool * bool is the elementwise logical and (a bool
+# tensor), so torch.where selects the same entries.
+# %% equivalent completion_log_prob: 64e80d2b92 attention_mask[:, 1:] == 1 -> attention_mask[:, 1:] >= 1
+# The attention mask is 0/1 (the docstring: 1 on real tokens, 0 on padding); for values in {0, 1}
+# mask >= 1 is mask == 1.
+# %% equivalent group_advantages: 452049ee01 rewards.shape[-1] == 0 -> rewards.shape[-1] <= 0
+# A tensor's size is never negative, so shape[-1] <= 0 is shape[-1] == 0.
+# %% equivalent group_advantages: 6f7fe716d1 r.amax(...) == r.amin(...) -> r.amax(...) <= r.amin(...)
+# A group's max is never below its min, so max <= min holds exactly when max == min (and for a
+# NaN reward both comparisons are False).
