@@ -8,8 +8,12 @@ held-out greedy pass rates before and after under each verifier with the 95% pai
 fraction and the within-group reward std; plus the BaseLM weights hash, the seeds, the CPU and the
 library versions. The registry row 9.5-11 quotes this file, and ``tests/test_lab_record.py`` checks
 that it does. One seed (0) per run; the numbers belong to this machine's CPU (see lesson 9.5).
+It also times the lab: wall seconds per heading from nbclient's cell timestamps, the required part
+(every heading not marked optional) and each optional exercise, and the kernel's peak RSS; the
+"BaseLM lab" section of BENCHMARKS.md is rewritten from them.
 
-Run: ``python course/make_baselm_lab_record.py`` (about 10 minutes on 2 cores).
+Run: ``python course/make_baselm_lab_record.py`` (about 70 s on a quiet 2-core machine, several
+times that under load).
 """
 
 from __future__ import annotations
@@ -47,6 +51,47 @@ def execute(workdir: Path, timeout: int = 3600) -> float:
     NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": str(workdir)}}).execute()
     nbformat.write(nb, workdir / "executed.ipynb")
     return time.time() - t0
+
+
+def _stamp(x: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()
+
+
+def section_seconds(executed: Path) -> dict[str, float]:
+    """Wall seconds of the code cells under each heading (## or ###) of the executed notebook,
+    from the timestamps nbclient records in each cell's metadata."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    out: dict[str, float] = {}
+    head = "(top)"
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            for ln in c.source.splitlines():
+                if ln.startswith("## ") or ln.startswith("### "):
+                    head = ln.lstrip("#").strip()
+                    break
+            continue
+        ex = c.metadata.get("execution", {})
+        if "iopub.execute_input" in ex and "shell.execute_reply" in ex:
+            dt_ = _stamp(ex["shell.execute_reply"]) - _stamp(ex["iopub.execute_input"])
+            out[head] = round(out.get(head, 0.0) + dt_, 1)
+    return out
+
+
+def timing(sections: dict[str, float], notebook_seconds: float, peak_rss_mb: float) -> dict:
+    """Required part (everything but sections marked optional) and each optional part."""
+    optional = {h: s for h, s in sections.items() if "optional" in h.lower()}
+    required = round(sum(s for h, s in sections.items() if h not in optional), 1)
+    return {
+        "required_seconds": required,
+        "optional_seconds": optional,
+        "notebook_seconds": round(notebook_seconds, 1),
+        "kernel_peak_rss_mb": round(peak_rss_mb, 1),
+        "sections": sections,
+    }
 
 
 def summarise(runs_dir: Path) -> dict:
@@ -112,6 +157,43 @@ def figures(record: dict) -> list[str]:
     return out
 
 
+def timing_table(record: dict) -> str:
+    """The "BaseLM lab" section of BENCHMARKS.md, from the record's timing."""
+    t = record["timing"]
+    rows = [f"| required part (everything not marked optional) | {t['required_seconds']:.0f} |"]
+    rows += [f"| optional: {h} | {s:.0f} |" for h, s in t["optional_seconds"].items()]
+    rows.append(f"| whole notebook (kernel start to end) | {t['notebook_seconds']:.0f} |")
+    detail = [f"| {h} | {s:.1f} |" for h, s in t["sections"].items()]
+    m = record["machine"]
+    return "\n".join([
+        "## BaseLM lab (lesson 9.5, full profile)",
+        "",
+        f"Run by `{record['command']}` on {record['created']}: {m['cpu']}, {m['cores']} cores, torch "
+        f"{record['versions']['torch']} ({m['torch_cpu_capability']} kernels); wall seconds of the "
+        "code cells under each heading, from nbclient's per-cell timestamps; the machine may have "
+        "been shared, so these are upper bounds for a quiet 2-core laptop. Peak resident memory of "
+        f"the kernel: {t['kernel_peak_rss_mb']:.0f} MB.",
+        "",
+        "| part | wall s |",
+        "|---|---|",
+        *rows,
+        "",
+        "<details><summary>every heading</summary>",
+        "",
+        "| heading | wall s |",
+        "|---|---|",
+        *detail,
+        "",
+        "</details>",
+    ])  # fmt: skip
+
+
+def write_benchmarks_section(record: dict) -> None:
+    from bench.common import write_section
+
+    write_section("baselm_lab", timing_table(record))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
@@ -128,6 +210,11 @@ def main(argv=None) -> int:
         if a.keep:
             shutil.copytree(work, a.keep, dirs_exist_ok=True)
         runs = summarise(work / "runs")
+        sections = section_seconds(work / "executed.ipynb")
+    import resource
+
+    # the kernel was this process's child and has exited: its peak RSS is the children's maximum
+    kernel_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     import torch
     import transformers
 
@@ -149,6 +236,7 @@ def main(argv=None) -> int:
             "transformers": transformers.__version__,
         },
         "runs": runs,
+        "timing": timing(sections, seconds, kernel_rss),
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(record, indent=1) + "\n")
@@ -159,6 +247,7 @@ def main(argv=None) -> int:
         else:
             print(name, r)
     print(f"wrote {a.out} ({seconds:.0f} s of notebook)")
+    write_benchmarks_section(record)
     print("registry 9.5-11 phrases:\n  " + "\n  ".join(figures(record)))
     return 0
 

@@ -57,3 +57,14 @@ def test_registry_row_quotes_the_record():
 def test_initial_pass_rates_are_in_the_data_passport():
     ipr = RECORD["runs"]["arith_main"]["initial_pass_rate"]
     assert ipr and ipr["k"] == 8 and sum(ipr["histogram"]) == ipr["prompts"]
+
+
+def test_lab_timing_is_recorded_and_in_benchmarks():
+    t = RECORD["timing"]
+    assert t["required_seconds"] > 0 and t["kernel_peak_rss_mb"] > 0
+    assert t["optional_seconds"], "the optional exercises are timed separately"
+    assert all("optional" in h.lower() for h in t["optional_seconds"])
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    assert mlr.timing_table(RECORD) in text, (
+        "BENCHMARKS.md's BaseLM lab section is not the record's: rerun python course/make_baselm_lab_record.py"
+    )

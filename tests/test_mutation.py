@@ -69,7 +69,7 @@ def test_a_sample_of_mutants_gets_its_committed_status(lesson, current):
     pool = current[lesson]
     sample = random.Random(f"sample-{lesson}").sample(pool, SAMPLE.get(lesson, 12))
     M.grade(lesson, sample, progress=False)
-    M.apply_equivalents(lesson, sample)
+    M.apply_equivalents(lesson, sample, complete=False)
     wrong = [
         f"{m.key} ({m.function} line {m.line}: {m.before} -> {m.after}): now {m.status}, "
         f"committed {committed[m.key].status}"

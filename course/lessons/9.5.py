@@ -26,10 +26,12 @@
 # $-\widehat A_i\log\pi_\theta(o_i)$ plus a KL leash. Both are "GRPO" in the literature; each run's
 # passport says which one it is.
 #
-# **Time** (measured on the course's 2-core CPU, shared with other jobs): the required part takes
-# about 4-5 minutes (GRU lab about 30 s, each BaseLM run 1-2 minutes), the two optional BaseLM
-# experiments another 3-4 minutes. With `COURSE_SMOKE=1` every run is shortened (about 1 minute in
-# all); under the autograder the labs are skipped and only the graded tests run.
+# **Time** (measured by `course/make_baselm_lab_record.py` on the course's 2-core CPU when it was
+# quiet; see the "BaseLM lab" section of BENCHMARKS.md): the required part takes under a minute of
+# computation (GRU lab about 20 s, each BaseLM run about 10 s), the two optional BaseLM experiments
+# about 10 s each; a laptop that is busy with other work can take several times as long. With
+# `COURSE_SMOKE=1` every run is shortened; under the autograder the labs are skipped and only the
+# graded tests run.
 
 # %%
 import gc

@@ -155,8 +155,11 @@ def grade(lesson: str, todo: list[Mutant], progress: bool = True) -> None:
         print(file=sys.stderr)
 
 
-def apply_equivalents(lesson: str, ms: list[Mutant]) -> list[str]:
-    """Mark argued survivors equivalent; returns problems (an argument for a killed or unknown key)."""
+def apply_equivalents(lesson: str, ms: list[Mutant], complete: bool = True) -> list[str]:
+    """Mark argued survivors equivalent; returns problems (an argument for a killed or unknown key).
+
+    ``complete``: ``ms`` holds every mutant of the lesson, so an argued key that is not among them
+    is a problem; for a partial run (one function, survivors, a sample) such keys are skipped."""
     vf = VariantFile.load(lesson)
     by_key = {m.key: m for m in ms}
     for m in ms:  # an argument withdrawn since the last run no longer counts
@@ -166,7 +169,10 @@ def apply_equivalents(lesson: str, ms: list[Mutant]) -> list[str]:
     for key, fn in vf.equivalent_function.items():
         m = by_key.get(key)
         if m is None:
-            problems.append(f"{lesson}: equivalent {fn}: {key} is not a mutant of the reference")
+            if complete:
+                problems.append(
+                    f"{lesson}: equivalent {fn}: {key} is not a mutant of the reference"
+                )
         elif m.function != fn:
             problems.append(f"{lesson}: equivalent {key} is a mutant of {m.function}, not {fn}")
         elif m.status == "killed":
@@ -294,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
             todo = random.Random(args.seed).sample(todo, min(args.sample, len(todo)))
         t0 = time.time()
         grade(lesson, todo)
-        problems = apply_equivalents(lesson, todo)
+        problems = apply_equivalents(lesson, todo, complete=todo is ms)
         for p in problems:
             print(p, file=sys.stderr)
         bad += len(problems)
