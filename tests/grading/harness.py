@@ -145,17 +145,9 @@ def lessons_with_variants() -> list[str]:
     return sorted(p.stem for p in HERE.glob("9.*.py"))
 
 
-def ignore_pattern() -> re.Pattern:
-    """The IgnorePattern of the course's nbgrader settings (stderr matching it is not a failure)."""
-    text = (ROOT / "course" / "nbgrader_config.py").read_text()
-    m = re.search(r"c\.IgnorePattern\.pattern = r\"(.*)\"", text)
-    return re.compile(m.group(1) if m else r"(?!x)x")
-
-
-def cell_failed(cell, pattern: re.Pattern) -> bool:
+def cell_failed(cell) -> bool:
     """nbgrader's verdict under the course's settings: an error output fails the cell; stderr does
-    not (course/grading/stderr_policy.py shows it as output), nor would stderr that ``pattern``
-    (the IgnorePattern) drops."""
+    not (course/grading/stderr_policy.py turns it into output before grading)."""
     return any(o.output_type == "error" for o in cell.get("outputs", []))
 
 
@@ -175,7 +167,6 @@ class GradingKernel:
 
     def __init__(self, lesson: str, timeout: int = 120):
         self.lesson, self.info, self.timeout = lesson, Lesson.load(lesson), timeout
-        self.pattern = ignore_pattern()
         self.env = dict(os.environ, NBGRADER_EXECUTION="autograde")
         nb = self.info.nb
         self.client = NotebookClient(
@@ -203,9 +194,7 @@ class GradingKernel:
                 self.client.execute_cell(cell, idx)
                 if idx in test_index:
                     self.cell_seconds[test_index[idx]] = time.perf_counter() - t0
-        self.baseline = {
-            g: cell_failed(nb.cells[i], self.pattern) for g, i in self.info.test_cells.items()
-        }
+        self.baseline = {g: cell_failed(nb.cells[i]) for g, i in self.info.test_cells.items()}
         return self
 
     def __exit__(self, *exc) -> None:
@@ -223,14 +212,14 @@ class GradingKernel:
             idx = self.info.test_cells[gid]
             cell = nbformat.v4.new_code_cell(self.info.nb.cells[idx].source)
             self.client.execute_cell(cell, idx)
-            out[gid] = cell_failed(cell, self.pattern)
+            out[gid] = cell_failed(cell)
         return out
 
     def run_code(self, code: str, idx: int = 0) -> bool:
         """Exec ``code``; True when it ran without an error (or stderr nbgrader would count)."""
         cell = nbformat.v4.new_code_cell(code)
         self.client.execute_cell(cell, idx)
-        return not cell_failed(cell, self.pattern)
+        return not cell_failed(cell)
 
     def try_code(self, code: str, cells: list[str] | None = None) -> dict[str, bool] | None:
         """Run the variant ``code`` and then the test cells; None when the code itself fails."""

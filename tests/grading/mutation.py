@@ -212,8 +212,6 @@ def load(lesson: str) -> dict | None:
 def save(lesson: str, ms: list[Mutant], seconds: float) -> None:
     from importlib.metadata import version
 
-    import cosmic_ray  # noqa: F401
-
     RESULTS.mkdir(exist_ok=True)
     record = {
         "lesson": lesson,
