@@ -16,12 +16,17 @@ What it is
 
 How it departs from a real pretrained model (on purpose, to leave room for RL)
 1. Its corpus is a few hundred kilobytes of templates, not the web: it knows nothing else.
-2. Calibrated flaws are written into the corpus. In arithmetic-choice Q/A the answer is the
-   correct option 85% of the time when that option comes first, but only 35% when it comes second
-   (a position bias; 3% of answers echo both options). In format lines, items whose first letter
-   is a-l close the JSON object 80% of the time, items starting m-z only 25% (the rest drop the
-   closing brace or the quotes). So the base model is right about half the time greedily, and a
-   group of K=8 samples at temperature 1 usually mixes successes and failures.
+2. Calibrated flaws are written into the corpus. In arithmetic-choice Q/A the answer is always
+   the correct option when that option comes first, but only 40% of the time when it comes second
+   (the other 60% take the first option: a position bias; 3% of all answers echo both options).
+   So the corpus ties "answer the second option" to "the second option is the sum": the model
+   must check the sum to imitate it, and it learns the sums themselves from "a+b=s" lines, but
+   greedily it mostly answers the first option. RL has a real skill to sharpen (answer the second
+   option exactly when it is right) that transfers to held-out pairs. In format lines, items whose
+   first letter is a-l close the JSON object 80% of the time, items starting m-z only 25% (the rest
+   drop the closing brace or the quotes). So the base model is right about half to two thirds of
+   the time greedily, and a group of K=8 samples at temperature 1 usually mixes successes and
+   failures.
 3. It is deterministic: the same seed, library versions and CPU give the same weights hash
    (sha256 over the safetensors tensors in name order). Different CPUs may differ in the last bits.
 
@@ -33,7 +38,7 @@ The same BaseLM for everyone: because a rebuild on another CPU gives other last 
 pass rates and other lab runs), the course ships the instructor's build in ``helpers/data/baselm/``
 (about 6 MB, with its passport and weights hash). ``./baselm.sh`` reuses an intact artifact, else
 installs the shipped one after checking its hash (seconds); ``./baselm.sh --rebuild`` pretrains
-from the seeded corpus instead (a few minutes on 2 cores). A rebuild reproduces the corpus exactly
+from the seeded corpus instead (about 5.5 minutes on a quiet 2-core machine). A rebuild reproduces the corpus exactly
 (pure Python) and the calibrated properties (mixed groups, pass rates in a band: see
 ``CALIBRATION``), not the shipped weights' bits.
 """
@@ -56,7 +61,7 @@ from pathlib import Path
 
 import torch
 
-from helpers.tasks import FORMAT_ITEMS, FORMAT_PREFIX, Task, is_heldout, make_tasks
+from helpers.tasks import FORMAT_ITEMS, FORMAT_PREFIX, Task, is_heldout, is_heldout_item, make_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"  # ids 0, 1, 2
@@ -112,22 +117,22 @@ class BaseLMConfig:
     max_positions: int = 128
     """Longest sequence (prompt + completion) the model is built for."""
     # --- corpus ---
-    n_examples: int = 24_000
+    n_examples: int = 40_000
     """Corpus lines (each one sequence ending in <eos>)."""
     mix: dict = field(
         default_factory=lambda: {
             "arith": 0.20,  # "23+58=81"
-            "choice": 0.30,  # arithmetic-choice Q/A, prompt format of helpers.tasks
-            "format": 0.25,  # "Item: w. Reply in JSON. {"answer": "w"}" (train items + WORDS)
+            "choice": 0.35,  # arithmetic-choice Q/A, prompt format of helpers.tasks
+            "format": 0.20,  # "Item: w. Reply in JSON. {"answer": "w"}" (train items + WORDS)
             "json": 0.10,  # other JSON objects, always valid
             "text": 0.10,  # plain sentences (all items, held-out ones included)
             "free": 0.05,  # "What is a + b? Put the final answer in \boxed{}. \boxed{s}"
         }
     )
     """Share of each line kind in the corpus."""
-    choice_correct_first: float = 0.85
+    choice_correct_first: float = 1.0
     """P(answer is the correct option | the correct option is listed first)."""
-    choice_correct_second: float = 0.35
+    choice_correct_second: float = 0.4
     """P(answer is the correct option | it is listed second): the position bias."""
     choice_echo: float = 0.03
     """P(the answer echoes both options, "81 or 84"): something for a sloppy verifier to find."""
@@ -136,7 +141,7 @@ class BaseLMConfig:
     format_close_mz: float = 0.25
     """P(a format line closes its JSON object | the item starts with m-z)."""
     # --- training ---
-    steps: int = 700
+    steps: int = 1200
     """Optimizer steps."""
     batch_size: int = 64
     """Sequences per step."""
@@ -260,7 +265,7 @@ def make_corpus(seed: int, cfg: BaseLMConfig) -> list[str]:
     """The pretraining lines, reproducible from ``seed`` (see the module docstring)."""
     rng = random.Random(f"baselm-corpus/{seed}")
     pairs = [(a, b) for a in range(10, 100) for b in range(10, 100) if not is_heldout(a, b)]
-    train_items = [w for i, w in enumerate(FORMAT_ITEMS) if not is_heldout(i, 0)]
+    train_items = [w for i, w in enumerate(FORMAT_ITEMS) if not is_heldout_item(i)]
     format_words = train_items + list(WORDS)  # never a held-out item
     nouns = list(FORMAT_ITEMS) + list(WORDS)
     kinds, weights = zip(*cfg.mix.items())
@@ -383,8 +388,8 @@ def complete(model, tokenizer, task: Task, k: int = 1, sample: bool = False) -> 
 def measure(model, tokenizer, cfg: BaseLMConfig, quiet: bool = False) -> dict:
     """Held-out figures per family: greedy pass rate, and the informative fraction of K-groups.
 
-    Greedy decoding is deterministic, so each distinct prompt is decoded once (the format family
-    has only six held-out items). Group ``i`` is sampled after ``torch.manual_seed(eval_seed *
+    Greedy decoding is deterministic, so each distinct prompt is decoded once (held-out format
+    prompts repeat: the family has 30 held-out items). Group ``i`` is sampled after ``torch.manual_seed(eval_seed *
     100_003 + i)``.
     """
     from tqdm.auto import tqdm
@@ -420,7 +425,8 @@ def measure(model, tokenizer, cfg: BaseLMConfig, quiet: bool = False) -> dict:
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "data" / "baselm"
 # The calibrated properties a build must have to leave room for RL, wide enough for every CPU
-# the course supports (measured builds: greedy pass 0.40-0.47 arithmetic, 0.51-0.85 format).
+# the course supports (measured builds of the current corpus: greedy pass 0.63 arithmetic, 0.49
+# format, AMD EPYC with AVX512; older corpora on other CPUs moved these by up to 0.35).
 CALIBRATION = {"greedy_pass_rate": (0.2, 0.9), "min_informative_fraction": 0.5, "max_rss_mb": 2048}
 
 

@@ -13,10 +13,10 @@ collapses.
 The task. Prompt ``"23+18="``; operands in ``[operand_lo, operand_hi]``. Response grammar
 ``T,O;S<eos>``: T = sum of the tens digits, O = sum of the ones digits, S = the answer
 (``"3,11;41"``). T and O have 1-2 digits, S 1-3; the grammar is the allowed-token mask of the
-behaviour policy. Split rule: pair (a, b) is held out iff ``(a + 2 * b) % 7 == 0``. It departs from
-``helpers.tasks.is_heldout`` on purpose: that rule holds out every pair with ``a = b (mod 5)``, so
-some ones-digit facts (3+3, 4+9, ...) never occur in training and no model could transfer; here every
-digit-level fact occurs in both pools and only the combination is new.
+behaviour policy. Split rule: pair (a, b) is held out iff ``(a + 2 * b) % 7 == 0``. Like
+``helpers.tasks.is_heldout`` (a rule modulo 7 too, on another range and coefficients) it keeps every
+digit-level fact (3+3, 4+9, ...) in both pools, so only the combination is new; the lab keeps its
+own rule so that its committed histories do not move when the task module's split changes.
 
 Verifier ``gru_lab_arithmetic`` (``LAB_VERIFIER``, a ``helpers.verifiers.Verifier`` with a passport):
 ``correct`` (S = a + b), ``consistent`` (S = 10 T + O, checkable without the reference),

@@ -12,9 +12,15 @@ arithmetic for the verifier lesson):
   for the numeric verifier of lesson 9.1.
 
 Split rule (train and held-out are disjoint by construction): every task is keyed by its operand
-pair ``(a, b)``; the pair is held out iff ``(7 * a + 3 * b) % 5 == 0`` (one pair in five). Train
-tasks are drawn only from the other pairs, so a held-out prompt never appears in training, and the
-rule does not depend on the seed: two seeds give different draws from the same two pools.
+pair ``(a, b)``; the pair is held out iff ``(3 * a + 5 * b) % 7 == 0`` (one pair in seven, 1,157 of
+the 8,100 two-digit pairs). Train tasks are drawn only from the other pairs, so a held-out prompt
+never appears in training, and the rule does not depend on the seed: two seeds give different draws
+from the same two pools. The rule allows transfer: it depends on the operands modulo 7, not on
+their digits, so every ones-digit fact (3 + 9), every tens-digit fact and every carry occurs in
+both pools; only the combination of the two operands is new. (An earlier rule, ``(7a + 3b) % 5``,
+depended on the ones digits only: 20 of the 100 ones-digit pairs never occurred in training, so no
+model could learn them there.) Format items are split by index: item ``i`` is held out iff
+``i % 7 == 3`` (30 of the 210 items).
 """
 
 from __future__ import annotations
@@ -29,11 +35,37 @@ Family = Literal["arithmetic_choice", "format", "arithmetic"]
 Split = Literal["train", "heldout"]
 
 FORMAT_PREFIX = '{"answer":'
-FORMAT_ITEMS = (
+_NAMED_ITEMS = (
     "apple", "river", "seven", "blue", "window", "cloud", "tiger", "paper", "green", "stone",
     "music", "north", "bread", "light", "horse", "sugar", "table", "winter", "glass", "forest",
     "orange", "silver", "candle", "rocket", "garden", "planet", "coffee", "yellow", "bridge", "pencil",
 )  # fmt: skip
+# Words BaseLM's corpus uses elsewhere (helpers.baselm.WORDS); no format item may be one of them.
+_RESERVED = frozenset(
+    "anchor arrow autumn basket button butter cactus copper castle desert dragon dinner engine "
+    "eagle feather fabric flower ginger guitar hammer harbor honey island igloo jacket jungle "
+    "kettle kitten ladder lemon lantern marble meadow mirror needle nickel napkin ocean olive "
+    "otter pepper pillow puzzle quartz quilt rabbit ribbon radio saddle shadow spider tunnel "
+    "turtle tomato umbrella uncle velvet violin valley wagon walnut wizard xylophone yogurt "
+    "zebra zipper".split()
+)
+
+
+def _made_up_items(n: int) -> tuple[str, ...]:
+    """``n`` pronounceable made-up words (consonant-vowel-consonant-vowel, or with a final
+    consonant), drawn from a fixed seed so that the pool is the same everywhere."""
+    cons, vows = "bdfgklmnprstvz", "aeiou"
+    words = sorted(
+        {c1 + v1 + c2 + v2 for c1 in cons for v1 in vows for c2 in cons for v2 in vows}
+        | {c1 + v1 + c2 + v2 + c3 for c1 in "bdkmprst" for v1 in "aiou" for c2 in "lmnr"
+           for v2 in "aeo" for c3 in "kns"}
+    )  # fmt: skip
+    words = [w for w in words if w not in _RESERVED and w not in _NAMED_ITEMS]
+    return tuple(random.Random("format-items/v2").sample(words, n))
+
+
+FORMAT_ITEMS = _NAMED_ITEMS + _made_up_items(180)
+"""The format family's 210 items: 30 everyday words, then 180 made-up words; index = position."""
 
 
 @dataclass(frozen=True)
@@ -53,8 +85,13 @@ class Task:
 
 
 def is_heldout(a: int, b: int) -> bool:
-    """The split rule: operand pair (a, b) belongs to the held-out pool."""
-    return (7 * a + 3 * b) % 5 == 0
+    """The split rule: operand pair (a, b) belongs to the held-out pool (one pair in seven)."""
+    return (3 * a + 5 * b) % 7 == 0
+
+
+def is_heldout_item(index: int) -> bool:
+    """The format family's split rule: ``FORMAT_ITEMS[index]`` is held out (one item in seven)."""
+    return index % 7 == 3
 
 
 @cache
@@ -83,10 +120,10 @@ def arithmetic_choice_task(rng: random.Random, split: Split = "train") -> Task:
 def format_task(rng: random.Random, split: Split = "train") -> Task:
     """A prompt that ends with the opening ``{"answer":`` of a JSON object.
 
-    Items are split by index with the same rule as operand pairs (index i, 0), so train and
-    held-out items differ.
+    Items are split by index (``is_heldout_item``), so train and held-out items differ: 180 train
+    items, 30 held-out.
     """
-    pool = [w for i, w in enumerate(FORMAT_ITEMS) if is_heldout(i, 0) == (split == "heldout")]
+    pool = [w for i, w in enumerate(FORMAT_ITEMS) if is_heldout_item(i) == (split == "heldout")]
     item = rng.choice(pool)
     prompt = f"Item: {item}. Reply in JSON. {FORMAT_PREFIX}"
     return Task(prompt=prompt, answer=item, family="format", meta={"item": item, "split": split})
@@ -121,8 +158,8 @@ TASK_BUILDERS = {
 def make_tasks(family: Family, n: int, split: Split = "train", seed: int = 0) -> list[Task]:
     """``n`` tasks of one family and split, reproducible from ``seed``.
 
-    Draws are with replacement from the split's pool; held-out pools are small for ``format``
-    (6 items), so expect repeats there.
+    Draws are with replacement from the split's pool; the held-out pool of ``format`` has 30
+    items, so expect repeats there.
     """
     if family not in TASK_BUILDERS:
         raise ValueError(f"unknown task family {family!r}; choose one of {sorted(TASK_BUILDERS)}")

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from helpers import baselm
-from helpers.tasks import FORMAT_ITEMS, is_heldout, make_tasks
+from helpers.tasks import FORMAT_ITEMS, is_heldout, is_heldout_item, make_tasks
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_tokenizer_prompts_roundtrip_and_split_cleanly():
 
 def test_corpus_uses_train_pairs_and_items_only():
     lines = baselm.make_corpus(0, baselm.BaseLMConfig.for_profile("full"))
-    heldout_items = {w for i, w in enumerate(FORMAT_ITEMS) if is_heldout(i, 0)}
+    heldout_items = {w for i, w in enumerate(FORMAT_ITEMS) if is_heldout_item(i)}
     n_choice = n_format = 0
     for line in lines:
         if m := re.match(r"Q: (\d+)\+(\d+)=\?", line):

@@ -6,7 +6,14 @@ from fractions import Fraction
 
 import pytest
 
-from helpers.tasks import FORMAT_ITEMS, FORMAT_PREFIX, TASK_BUILDERS, is_heldout, make_tasks
+from helpers.tasks import (
+    FORMAT_ITEMS,
+    FORMAT_PREFIX,
+    TASK_BUILDERS,
+    is_heldout,
+    is_heldout_item,
+    make_tasks,
+)
 
 FAMILIES = sorted(TASK_BUILDERS)
 N = 120  # make_tasks rebuilds the pair pool per draw (~2 ms a task), keep N small
@@ -41,9 +48,29 @@ def test_splits_are_disjoint(family):
 def test_split_rule_partitions_pairs_and_items():
     pairs = [(a, b) for a in range(10, 100) for b in range(10, 100)]
     held = [p for p in pairs if is_heldout(*p)]
-    assert 0.15 < len(held) / len(pairs) < 0.25  # about one pair in five
-    held_items = [w for i, w in enumerate(FORMAT_ITEMS) if is_heldout(i, 0)]
-    assert 0 < len(held_items) < len(FORMAT_ITEMS)
+    assert len(held) == 1157  # one pair in seven
+    held_items = [w for i, w in enumerate(FORMAT_ITEMS) if is_heldout_item(i)]
+    assert len(held_items) == 30 and len(FORMAT_ITEMS) == len(set(FORMAT_ITEMS)) == 210
+
+
+def test_split_allows_transfer():
+    """Every digit-level ingredient of a held-out sum occurs in training: each (ones, ones) and
+    (tens, tens) digit pair, with and without a carry; only the operand pair itself is new."""
+    pairs = [(a, b) for a in range(10, 100) for b in range(10, 100)]
+
+    def ingredients(a, b):
+        return {("ones", a % 10, b % 10), ("tens", a // 10, b // 10, (a % 10 + b % 10) >= 10)}
+
+    train = set().union(*(ingredients(a, b) for a, b in pairs if not is_heldout(a, b)))
+    held = set().union(*(ingredients(a, b) for a, b in pairs if is_heldout(a, b)))
+    assert held <= train
+    assert len({(a % 10, b % 10) for a, b in pairs if is_heldout(a, b)}) == 100
+
+
+def test_heldout_pools_are_large_enough():
+    """Issue 13: at least 200 distinct held-out arithmetic prompts and 30 format items."""
+    assert len({t.prompt for t in make_tasks("arithmetic_choice", 240, "heldout", 0)}) >= 200
+    assert len({t.answer for t in make_tasks("format", 2000, "heldout", 0)}) == 30
 
 
 def test_arithmetic_choice_answer_is_an_option():
