@@ -6,14 +6,18 @@ temporary folder with nbclient, then reads every BaseLM run it saved (``runs/<na
 held-out greedy pass rates before and after under each verifier with the 95% paired interval
 (``helpers.stats.paired_difference``), attempts/skips, and for the K sweep the degenerate-group
 fraction and the within-group reward std; plus the BaseLM weights hash, the seeds, the CPU and the
-library versions. The registry row 9.5-11 quotes this file, and ``tests/test_lab_record.py`` checks
-that it does. One seed (0) per run; the numbers belong to this machine's CPU (see lesson 9.5).
-It also times the lab: wall seconds per heading from nbclient's cell timestamps, the required part
-(every heading not marked optional) and each optional exercise, and the kernel's peak RSS; the
-"BaseLM lab" section of BENCHMARKS.md is rewritten from them.
+library versions; for the sloppy-verifier audit, the patched-rule pass rates of the main, sloppy
+and patched runs and the rate and examples of exploiting completions (the notebook's ``audit.json``).
+The notebook runs once per seed (``COURSE_LAB_SEED``; seeds 0, 1 and 2 by default: trainer and
+LoRA seed of every run), so every contrast is recorded three times. The registry row 9.5-11 quotes
+this file, and ``tests/test_lab_record.py`` checks that it does. The numbers belong to this
+machine's CPU (see lesson 9.5). It also times the lab (seed 0's execution): wall seconds per heading
+from nbclient's cell timestamps, the required part (every heading not marked optional) and each
+optional exercise, and the kernel's peak RSS; the "BaseLM lab" section of BENCHMARKS.md is
+rewritten from them.
 
-Run: ``python course/make_baselm_lab_record.py`` (about 70 s on a quiet 2-core machine, several
-times that under load).
+Run: ``python course/make_baselm_lab_record.py`` (about 5 minutes per seed on a quiet 2-core
+machine, several times that under load).
 """
 
 from __future__ import annotations
@@ -36,17 +40,20 @@ from helpers.stats import paired_difference  # noqa: E402
 
 NOTEBOOK = ROOT / "source_notebooks" / "9.5" / "9.5.ipynb"
 OUT = ROOT / "course" / "records" / "baselm_lab.json"
-RUNS = ("format_smoke", "arith_main", "arith_sloppy", "arith_no_kl")
+RUNS = ("format_smoke", "arith_main", "arith_sloppy", "arith_patched", "arith_no_kl")
+AUDITED = ("arith_main", "arith_sloppy", "arith_patched")
+SEEDS = (0, 1, 2)
 SWEEP = ("sweep_K2", "sweep_K8", "sweep_K16")
 
 
-def execute(workdir: Path, timeout: int = 3600) -> float:
+def execute(workdir: Path, seed: int, timeout: int = 3600) -> float:
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     for key in ("COURSE_SMOKE", "NBGRADER_EXECUTION"):  # the full profile: the kernel inherits this
         os.environ.pop(key, None)
+    os.environ["COURSE_LAB_SEED"] = str(seed)
     t0 = time.time()
     NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": str(workdir)}}).execute()
     nbformat.write(nb, workdir / "executed.ipynb")
@@ -94,6 +101,18 @@ def timing(sections: dict[str, float], notebook_seconds: float, peak_rss_mb: flo
     }
 
 
+def _rate(pd) -> dict:
+    return {
+        "before": pd.before,
+        "after": pd.after,
+        "diff": round(pd.diff, 4),
+        "ci95": [round(pd.low, 4), round(pd.high, 4)],
+        "gained": pd.gained,
+        "lost": pd.lost,
+        "excludes_zero": pd.excludes_zero,
+    }
+
+
 def summarise(runs_dir: Path) -> dict:
     out = {}
     for name in RUNS + SWEEP:
@@ -103,16 +122,7 @@ def summarise(runs_dir: Path) -> dict:
         hist = json.loads((d / "history.json").read_text())["history"]
         rates = {}
         for v in held["before"]:
-            pd = paired_difference(held["before"][v], held["after"][v])
-            rates[v] = {
-                "before": pd.before,
-                "after": pd.after,
-                "diff": round(pd.diff, 4),
-                "ci95": [round(pd.low, 4), round(pd.high, 4)],
-                "gained": pd.gained,
-                "lost": pd.lost,
-                "excludes_zero": pd.excludes_zero,
-            }
+            rates[v] = _rate(paired_difference(held["before"][v], held["after"][v]))
         out[name] = {
             "n_heldout": len(held["prompts"]),
             "rates": rates,
@@ -124,6 +134,25 @@ def summarise(runs_dir: Path) -> dict:
     sweep = json.loads((runs_dir / "sweep.json").read_text())
     for k, v in sweep.items():
         out[f"sweep_K{k}"]["sweep"] = v
+    audit = json.loads((runs_dir / "audit.json").read_text())
+    for name in AUDITED:
+        a = audit[name]
+        e = a["exact"]
+        out[name]["audit"] = {
+            "reward_verifier": a["reward_verifier"],
+            "exact": {
+                "before": e["before"],
+                "after": e["after"],
+                "diff": round(e["diff"], 4),
+                "ci95": [round(e["low"], 4), round(e["high"], 4)],
+                "gained": e["gained"],
+                "lost": e["lost"],
+                "excludes_zero": e["low"] > 0 or e["high"] < 0,
+            },
+            "sloppy_after": a["sloppy_after"],
+            "exploit_rate": a["exploit_rate"],
+            "exploit_examples": a["exploit_examples"],
+        }
     return out
 
 
@@ -137,24 +166,60 @@ def _diff(x: dict) -> str:
 
 def figures(record: dict) -> list[str]:
     """The phrases of the registry row 9.5-11, each made from the record (the test checks them)."""
-    r = record["runs"]
     out = [
         f"BaseLM weights sha256 {record['baselm_weights_sha256'][:12]}",
         f"{record['machine']['cpu']}, {record['machine']['torch_cpu_capability']} kernels",
-        f"format smoke {r['format_smoke']['steps']} steps: {_diff(r['format_smoke']['rates']['format'])}"
-        f" on {r['format_smoke']['n_heldout']} items",
-        f"main run: {_diff(r['arith_main']['rates']['strict'])}",
-        f"sloppy-verifier run: {_diff(r['arith_sloppy']['rates']['strict'])} under the strict verifier"
-        f" and {_diff(r['arith_sloppy']['rates']['sloppy'])} under the sloppy one",
-        f"beta = 0: {_diff(r['arith_no_kl']['rates']['strict'])}",
     ]
-    for k in (2, 8, 16):
-        sw = r[f"sweep_K{k}"]["sweep"]
-        out.append(
-            f"K={k}: degenerate groups {sw['degenerate_frac']:.2f}, within-group reward std "
-            f"{sw['within_group_reward_std']:.2f}, held-out {_diff(r[f'sweep_K{k}']['rates']['strict'])}"
-        )
+    for seed, r in record["runs"].items():
+        au = {n: r[n]["audit"] for n in AUDITED}
+        out += [
+            f"seed {seed}: format smoke {_diff(r['format_smoke']['rates']['format'])}",
+            f"seed {seed}: main run {_diff(r['arith_main']['rates']['strict'])}",
+            f"seed {seed}: sloppy-verifier run, sloppy rule {_diff(r['arith_sloppy']['rates']['sloppy'])}, "
+            f"patched rule {_diff(au['arith_sloppy']['exact'])}, "
+            f"exploiting completions {au['arith_sloppy']['exploit_rate']:.2f}",
+            f"seed {seed}: patched-verifier run, patched rule {_diff(au['arith_patched']['exact'])}, "
+            f"exploiting completions {au['arith_patched']['exploit_rate']:.2f}",
+            f"seed {seed}: beta = 0 {_diff(r['arith_no_kl']['rates']['strict'])}",
+        ]
+        for k in (2, 8, 16):
+            sw = r[f"sweep_K{k}"]["sweep"]
+            out.append(
+                f"seed {seed}: K={k} degenerate groups {sw['degenerate_frac']:.2f}, within-group "
+                f"reward std {sw['within_group_reward_std']:.2f}, held-out "
+                f"{_diff(r[f'sweep_K{k}']['rates']['strict'])}"
+            )
     return out
+
+
+def lesson_phrases(record: dict) -> list[str]:
+    """What lesson 9.5's audit paragraph quotes from the record (the test checks it)."""
+    r = record["runs"]
+
+    def per_seed(fmt) -> str:
+        return "; ".join(f"seed {seed}: {fmt(x)}" for seed, x in r.items())
+
+    t = record["timing"]
+    prompt, completion = next(iter(r.values()))["arith_sloppy"]["audit"]["exploit_examples"][0]
+    sum_ = prompt.split("=?")[0].removeprefix("Q: ")
+    optional = [f"{sec:.0f} s" for h, sec in t["optional_seconds"].items() if "Exercise" in h]
+    return [
+        f"the required part takes about {t['required_seconds']:.0f} s of computation",
+        "the optional BaseLM experiments " + " and ".join(optional),
+        f'such as `"{completion}"` for {sum_}',
+        per_seed(lambda x: _diff(x["arith_main"]["rates"]["strict"])),
+        "exploiting completions "
+        + per_seed(lambda x: f"{x['arith_sloppy']['audit']['exploit_rate']:.2f}"),
+        "patched-rule pass rate after the sloppy run "
+        + per_seed(lambda x: _diff(x["arith_sloppy"]["audit"]["exact"])),
+        "patched run "
+        + per_seed(
+            lambda x: (
+                f"{_diff(x['arith_patched']['audit']['exact'])}, exploiting "
+                f"{x['arith_patched']['audit']['exploit_rate']:.2f}"
+            )
+        ),
+    ]
 
 
 def timing_table(record: dict) -> str:
@@ -203,17 +268,22 @@ def main(argv=None) -> int:
         default=None,
         help="keep the executed notebook and runs/ in this folder",
     )
+    ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     a = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="baselm-lab-") as tmp:
-        work = Path(tmp)
-        seconds = execute(work)
-        if a.keep:
-            shutil.copytree(work, a.keep, dirs_exist_ok=True)
-        runs = summarise(work / "runs")
-        sections = section_seconds(work / "executed.ipynb")
+    runs, seconds = {}, {}
+    for i, seed in enumerate(a.seeds):
+        with tempfile.TemporaryDirectory(prefix="baselm-lab-") as tmp:
+            work = Path(tmp)
+            seconds[str(seed)] = round(execute(work, seed), 1)
+            if a.keep:
+                shutil.copytree(work, a.keep / f"seed{seed}", dirs_exist_ok=True)
+            runs[str(seed)] = summarise(work / "runs")
+            if i == 0:
+                sections = section_seconds(work / "executed.ipynb")
+        print(f"seed {seed}: {seconds[str(seed)]:.0f} s of notebook", flush=True)
     import resource
 
-    # the kernel was this process's child and has exited: its peak RSS is the children's maximum
+    # the kernels were this process's children and have exited: the children's maximum RSS
     kernel_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     import torch
     import transformers
@@ -222,9 +292,9 @@ def main(argv=None) -> int:
     record = {
         "command": "python course/make_baselm_lab_record.py",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "notebook_seconds": round(seconds, 1),
+        "notebook_seconds": seconds,
         "baselm_weights_sha256": baselm["weights_sha256"],
-        "seeds": {"trainer": 0, "lora": 0},
+        "seeds": {"trainer_and_lora": a.seeds, "timing_from": a.seeds[0]},
         "machine": {
             "cpu": _cpu_model(),
             "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
@@ -236,19 +306,20 @@ def main(argv=None) -> int:
             "transformers": transformers.__version__,
         },
         "runs": runs,
-        "timing": timing(sections, seconds, kernel_rss),
+        "timing": timing(sections, seconds[str(a.seeds[0])], kernel_rss),
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(record, indent=1) + "\n")
-    for name, r in runs.items():
-        if "rates" in r:
+    for seed, by_name in runs.items():
+        for name, r in by_name.items():
             for v, x in r["rates"].items():
-                print(f"{name:14s} {v:7s} {x['before']:.2f} -> {x['after']:.2f}  ci95 {x['ci95']}")
-        else:
-            print(name, r)
-    print(f"wrote {a.out} ({seconds:.0f} s of notebook)")
+                print(
+                    f"seed {seed} {name:14s} {v:7s} {x['before']:.2f} -> {x['after']:.2f}  ci95 {x['ci95']}"
+                )
+    print(f"wrote {a.out} (seconds of notebook per seed: {seconds})")
     write_benchmarks_section(record)
     print("registry 9.5-11 phrases:\n  " + "\n  ".join(figures(record)))
+    print("lesson 9.5 phrases:\n  " + "\n  ".join(lesson_phrases(record)))
     return 0
 
 

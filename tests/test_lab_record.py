@@ -1,6 +1,7 @@
 """The BaseLM lab's figures in the claims registry come from the committed record, which one
 command produced (``python course/make_baselm_lab_record.py``); the record carries what is needed
-to judge it (weights hash, seeds, CPU, versions, paired intervals)."""
+to judge it (weights hash, seeds, CPU, versions, paired intervals). The lab runs with three seeds;
+the contrasts the lesson teaches must hold for each of them on the recording machine (issue 13)."""
 
 from __future__ import annotations
 
@@ -31,21 +32,31 @@ def test_record_is_of_the_shipped_baselm_and_names_its_machine():
     assert RECORD["baselm_weights_sha256"] == shipped["weights_sha256"]
     assert RECORD["command"] == "python course/make_baselm_lab_record.py"
     assert RECORD["machine"]["cpu"] and RECORD["versions"]["torch"].startswith("2.13.0")
-    assert set(RECORD["runs"]) == set(mlr.RUNS + mlr.SWEEP)
+    assert RECORD["seeds"]["trainer_and_lora"] == list(mlr.SEEDS)
+    assert set(RECORD["runs"]) == {str(s) for s in mlr.SEEDS}
+    for runs in RECORD["runs"].values():
+        assert set(runs) == set(mlr.RUNS + mlr.SWEEP)
+
+
+def _rates(run):
+    yield from run["rates"].items()
+    if "audit" in run:
+        yield "exact (audit)", run["audit"]["exact"]
 
 
 def test_every_rate_carries_a_consistent_paired_interval():
-    for name, run in RECORD["runs"].items():
-        for v, x in run["rates"].items():
-            n = run["n_heldout"]
-            # the counts reproduce the interval: rebuild outcomes with the same margins
-            kept = round(x["before"] * n) - x["lost"]
-            before = [1] * kept + [1] * x["lost"] + [0] * x["gained"]
-            after = [1] * kept + [0] * x["lost"] + [1] * x["gained"]
-            pad = n - len(before)
-            d = paired_difference(before + [0] * pad, after + [0] * pad)
-            assert (round(d.low, 4), round(d.high, 4)) == tuple(x["ci95"]), (name, v)
-            assert d.excludes_zero == x["excludes_zero"] and abs(d.after - x["after"]) < 1e-9
+    for seed, runs in RECORD["runs"].items():
+        for name, run in runs.items():
+            for v, x in _rates(run):
+                n = run["n_heldout"]
+                # the counts reproduce the interval: rebuild outcomes with the same margins
+                kept = round(x["before"] * n) - x["lost"]
+                before = [1] * kept + [1] * x["lost"] + [0] * x["gained"]
+                after = [1] * kept + [0] * x["lost"] + [1] * x["gained"]
+                pad = n - len(before)
+                d = paired_difference(before + [0] * pad, after + [0] * pad)
+                assert (round(d.low, 4), round(d.high, 4)) == tuple(x["ci95"]), (seed, name, v)
+                assert d.excludes_zero == x["excludes_zero"] and abs(d.after - x["after"]) < 1e-9
 
 
 def test_registry_row_quotes_the_record():
@@ -55,8 +66,34 @@ def test_registry_row_quotes_the_record():
 
 
 def test_initial_pass_rates_are_in_the_data_passport():
-    ipr = RECORD["runs"]["arith_main"]["initial_pass_rate"]
-    assert ipr and ipr["k"] == 8 and sum(ipr["histogram"]) == ipr["prompts"]
+    for runs in RECORD["runs"].values():
+        ipr = runs["arith_main"]["initial_pass_rate"]
+        assert ipr and ipr["k"] == 8 and sum(ipr["histogram"]) == ipr["prompts"]
+
+
+def test_the_recorded_contrasts_hold_for_every_seed():
+    """Issue 13's bar, checked on the committed record: held-out learning of at least 0.15 with a
+    paired interval above 0; the sloppy run exploited (the sloppy rule pays more than the patched
+    rule, and exploiting completions are found) while the patched rule's pass rate stalls or
+    falls (its paired interval does not lie above 0); the patched run shows no exploit."""
+    for seed, r in RECORD["runs"].items():
+        main = r["arith_main"]["rates"]["strict"]
+        assert main["diff"] >= 0.15 and main["ci95"][0] > 0, seed
+        assert r["arith_main"]["n_heldout"] >= 190
+        sloppy = r["arith_sloppy"]["audit"]
+        assert sloppy["exploit_rate"] > 0.1 and sloppy["exploit_examples"], seed
+        assert sloppy["sloppy_after"] > sloppy["exact"]["after"] + 0.1, seed
+        assert sloppy["exact"]["ci95"][0] <= 0, f"seed {seed}: the intended rate rose measurably"
+        patched = r["arith_patched"]["audit"]
+        assert patched["exploit_rate"] < 0.02, seed
+        assert patched["exact"]["diff"] >= 0.15 and patched["exact"]["ci95"][0] > 0, seed
+
+
+def test_the_lesson_quotes_the_record():
+    text = (ROOT / "course" / "lessons" / "9.5.py").read_text()
+    flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())
+    missing = [p for p in mlr.lesson_phrases(RECORD) if p not in flat]
+    assert not missing, f"lesson 9.5 does not quote the record: {missing}"
 
 
 def test_lab_timing_is_recorded_and_in_benchmarks():

@@ -27,11 +27,11 @@
 # passport says which one it is.
 #
 # **Time** (measured by `course/make_baselm_lab_record.py` on the course's 2-core CPU when it was
-# quiet; see the "BaseLM lab" section of BENCHMARKS.md): the required part takes under a minute of
-# computation (GRU lab about 20 s, each BaseLM run about 10 s), the two optional BaseLM experiments
-# about 10 s each; a laptop that is busy with other work can take several times as long. With
-# `COURSE_SMOKE=1` every run is shortened; under the autograder the labs are skipped and only the
-# graded tests run.
+# quiet; see the "BaseLM lab" section of BENCHMARKS.md): the required part takes about 164 s of
+# computation (GRU lab about 20 s, each 250-step BaseLM run about 45 s), the optional BaseLM
+# experiments 44 s and 12 s; a laptop that is busy with other work can take several times as long.
+# With `COURSE_SMOKE=1` every run is shortened; under the autograder the labs are skipped and only
+# the graded tests run.
 
 # %%
 import gc
@@ -60,7 +60,7 @@ from helpers.policies import build_gru_policy
 from helpers.reference import fingerprint, load_reference
 from helpers.runtime import GRADING, SMOKE
 from helpers.sampling import sample_groups
-from helpers.stats import paired_difference
+from helpers.stats import paired_difference, wilson_interval
 from helpers.tasks import Task, make_tasks
 from helpers.trainer import GRPOTrainer, TrainerConfig
 from helpers.verifiers import (
@@ -219,7 +219,12 @@ def data_passport(
     return {
         "prompts": {
             "generator": f"helpers.tasks.make_tasks({family!r}, n, split, seed={seed})",
-            "split_rule": "operand pair (a, b) is held out iff (7a + 3b) % 5 == 0 (seed-independent)",
+            "split_rule": (
+                "format item i is held out iff i % 7 == 3"
+                if family == "format"
+                else "operand pair (a, b) is held out iff (3a + 5b) % 7 == 0"
+            )
+            + " (seed-independent)",
             "n_train": len(train),
             "n_heldout": len(heldout),
             "train_hash": config_hash([[t.prompt, t.answer] for t in train]),
@@ -2276,9 +2281,15 @@ del _ref_grpo_loss
 #
 # BaseLM is this course's small "pretrained" model: a 4-layer Qwen3-architecture transformer
 # (about 1.6M parameters) with a character tokenizer, pretrained on a synthetic corpus with
-# deliberate flaws (a position bias in arithmetic choices, unclosed JSON for some items), so that
-# its groups mix successes and failures. Its own passport records the corpus hash, the training
-# settings, the weights hash and the CPU it was built on.
+# deliberate flaws, so that its groups mix successes and failures. It knows the sums ("a+b=s"
+# lines), but in the arithmetic-choice Q/A of its corpus the answer takes the second option only
+# when that option is the sum, and even then only 40% of the time (a position bias): greedily it
+# mostly answers the first option, while at temperature 1 it sometimes answers a correct second
+# one. That is a skill RL can sharpen, and it transfers: held-out prompts (operand pairs with
+# $(3a+5b) \bmod 7 = 0$, never in the corpus or in training) use the same digit facts and carries
+# as the training pairs, only in new combinations. Format items starting with m-z are mostly left
+# unclosed. Its own passport records the corpus hash, the training settings, the weights hash and
+# the CPU it was built on.
 #
 # **What you will reproduce exactly, and what varies with your CPU.** The course ships one build
 # of BaseLM (`helpers/data/baselm/`; `./baselm.sh` checks its hash and installs it), so everyone
@@ -2328,22 +2339,27 @@ else:
         print(f"  {fam}: greedy held-out pass {fig_['greedy_pass_rate']:.2f}, informative groups "
               f"{fig_['informative_fraction']:.2f} (measured when BaseLM was built)")  # fmt: skip
 
-N_EVAL = 32 if SMOKE else 100  # held-out prompts for the greedy pass rate
-STEPS = {"format": 4 if SMOKE else 10, "arith": 8 if SMOKE else 80, "sweep": 30}
+# One seed decides every BaseLM run below: the trainer's (prompt order, sampling) and the LoRA
+# adapters' initialisation. The course's record runs the lab with seeds 0, 1 and 2
+# (COURSE_LAB_SEED=1 jupyter ... picks another); a result that holds for one seed only is an anecdote.
+LAB_SEED = int(os.environ.get("COURSE_LAB_SEED", "0"))
+N_EVAL = 32 if SMOKE else 200  # held-out draws for the greedy pass rate (repeats dropped)
+N_TRAIN = 4000  # training prompts per run (drawn from the train pool; a run sees about 2,000)
+STEPS = {"format": 4 if SMOKE else 10, "arith": 8 if SMOKE else 250, "sweep": 8 if SMOKE else 30}
 ARITH_CONFIG = TrainerConfig(
     k=8,
     max_new_tokens=8,
     temperature=1.0,
-    lr=1e-3,
+    lr=5e-3,
     kl_coef=0.05,
-    prompts_per_step=4,
-    seed=0,
+    prompts_per_step=8,
+    seed=LAB_SEED,
     grad_clip=1.0,
 )
-print("steps per run:", STEPS, "| held-out prompts:", N_EVAL)
+print("seed:", LAB_SEED, "| steps per run:", STEPS, "| held-out prompts:", N_EVAL)
 
 
-def fresh_pair(lora_seed: int = 0):
+def fresh_pair(lora_seed: int = LAB_SEED):
     """(LoRA policy on a fresh BaseLM, a second frozen BaseLM as reference, tokenizer)."""
     base, tok = load_baselm()
     policy = add_lora(base, r=8, alpha=16, target_modules=("q_proj", "v_proj"), seed=lora_seed)
@@ -2394,7 +2410,7 @@ RUN_BASELM = HAVE_BASELM and step_ready()
 
 # %%
 if HAVE_BASELM:
-    policy, ref, tok = fresh_pair(lora_seed=0)
+    policy, ref, tok = fresh_pair()
     n_tr, n_all, frac = (sum(p.numel() for p in policy.parameters() if p.requires_grad),
                          sum(p.numel() for p in policy.parameters()), None)  # fmt: skip
     print(describe_trainable(policy))
@@ -2457,7 +2473,7 @@ if HAVE_BASELM:
 
 # %%
 def run_experiment(name: str, family: str, verifier, config: TrainerConfig, steps: int,
-                   eval_verifiers: dict, lora_seed: int = 0, n_train: int = 256) -> dict:  # fmt: skip
+                   eval_verifiers: dict, lora_seed: int = LAB_SEED, n_train: int = N_TRAIN) -> dict:  # fmt: skip
     """One BaseLM run from a fresh pair; returns plain data (the models are released)."""
     policy, ref, tok = fresh_pair(lora_seed)
     train = make_tasks(family, n_train, "train", config.seed)
@@ -2573,11 +2589,14 @@ if RUN_BASELM:
 # ### Exercise 3: the main run, arithmetic choice
 #
 # A fresh pair (the format run's adapters are gone). Each prompt gives a two-digit addition and two
-# options; the final-answer verifier scores the last integer of the completion. The result is the
-# held-out greedy pass rate; read it with the reward, KL, sampled entropy, skips and the
-# completions themselves. Improvement is an empirical question, not a promise: a short run on a
-# 1.6M-parameter model can also stay flat. The instructor's run is recorded in the course's claims
-# registry [9.5-11]; your numbers depend on your BaseLM artifact and CPU.
+# options; the final-answer verifier scores the last integer of the completion. 250 steps of 8
+# prompts x K = 8 completions at lr 5e-3 (under a minute on 2 cores). The result is the held-out
+# greedy pass rate with its paired interval; read it with the reward, KL, sampled entropy, skips
+# and the completions themselves, and split it by where the correct option stands: a policy that
+# learned "answer the second option when it is the sum" gains on the second-position prompts and
+# keeps the first-position ones. The course ran this with seeds 0, 1 and 2 and recorded every
+# number in its claims registry [9.5-11]; improvement is an empirical question, so compare your run
+# with that record by its interval and its pattern, not digit by digit.
 
 # %%
 main_res = None
@@ -2585,6 +2604,11 @@ if RUN_BASELM:
     main_res = run_experiment("arith_main", "arithmetic_choice", verify_arithmetic, ARITH_CONFIG,
                               STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
     report(main_res)
+    for where, first in (("first", True), ("second", False)):  # where the correct option stands
+        pairs = [(rb["strict"], ra["strict"]) for (t, _, rb), (_, _, ra) in zip(main_res["before"], main_res["after"])
+                 if (t.meta["options"][0] == int(t.answer)) == first]  # fmt: skip
+        print(f"  correct option listed {where} ({len(pairs)} prompts): "
+              f"{paired_difference(*zip(*pairs)) if pairs else 'none'}")  # fmt: skip
     display(plot_dashboard(main_res["history"], title="BaseLM arithmetic choice: simplified GRPO"))
     print("last training group (completion, reward):", main_res["last_sample"][:8])
     print("greedy held-out after (prompt -> completion, strict):")
@@ -2697,6 +2721,81 @@ if RUN_BASELM:
     print(f"sloppy-trained policy, held-out greedy: strict {sloppy_res['rate']['after']['strict']:.3f}, "
           f"sloppy {sloppy_res['rate']['after']['sloppy']:.3f}, patched {exact:.3f}")  # fmt: skip
     print("patch passport:", verify_choice_exact.passport["config_hash"])
+
+# %% [markdown]
+# **The patched run.** The patch is only evidence once a policy has been *trained* against it: the
+# same fresh pair, seed, prompts and config as the two runs above, with `verify_choice_exact` as the
+# reward. Then all three runs are scored by the patched rule (the intended property) and by the
+# sloppy one, and the exploit is counted as the held-out greedy completions that the sloppy rule
+# pays for and the patched rule rejects. The error bars are 95% Wilson intervals of each rate over
+# the held-out prompts; the before/after differences printed are paired intervals (the same prompts
+# scored twice), which are narrower than the two bars suggest.
+
+# %%
+AUDIT = {}
+patched_res = None
+if RUN_BASELM:
+    patched_res = run_experiment("arith_patched", "arithmetic_choice", verify_choice_exact, ARITH_CONFIG, STEPS["arith"],
+                                 {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy,
+                                  "exact": verify_choice_exact})  # fmt: skip
+    report(patched_res)
+    assert (
+        patched_res["passport"]["extra"]["initial_weights"]
+        == main_res["passport"]["extra"]["initial_weights"]
+    )
+    for res in (main_res, sloppy_res, patched_res):
+        exact = {when: [verify_choice_exact(t, c) for t, c, _ in res[when]] for when in ("before", "after")}  # fmt: skip
+        exploits = [(t.prompt, c) for (t, c, r), e in zip(res["after"], exact["after"])
+                    if r["sloppy"] == 1 and e == 0]  # fmt: skip
+        AUDIT[res["name"]] = {
+            "reward_verifier": res["passport"]["verifier"]["name"],
+            "exact": paired_difference(exact["before"], exact["after"]),
+            "sloppy_after": res["rate"]["after"]["sloppy"],
+            "exploit_rate": len(exploits) / len(exact["after"]),
+            "exploit_examples": exploits[:4],
+        }
+    for name, a in AUDIT.items():
+        print(f"{name} (reward: {a['reward_verifier']}): patched-rule pass {a['exact']}")
+        print(f"    sloppy rule pays {a['sloppy_after']:.3f}; exploit (sloppy 1, patched 0): "
+              f"{a['exploit_rate']:.3f} of the held-out greedy completions")  # fmt: skip
+        for pr, c in a["exploit_examples"]:
+            print(f"      {pr} -> {c!r}")
+    (RUN_DIR / "audit.json").write_text(json.dumps({n: {**a, "exact": vars(a["exact"])} for n, a in AUDIT.items()}, default=str, indent=1))  # fmt: skip
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    for j, a in enumerate(AUDIT.values()):
+        n = len(main_res["after"])
+        for dx, when, rate in (
+            (-0.15, "before", a["exact"].before),
+            (0.15, "after", a["exact"].after),
+        ):
+            lo, hi = wilson_interval(round(rate * n), n)
+            ax.bar(j + dx, rate, width=0.3, color="C0" if when == "before" else "C1",
+                   yerr=[[rate - lo], [hi - rate]], capsize=3, label=when if j == 0 else None)  # fmt: skip
+        ax.plot(j + 0.15, a["sloppy_after"], "k^", label="after, sloppy rule" if j == 0 else None)
+    ax.set_xticks(range(len(AUDIT)), [f"{n}\n(reward: {a['reward_verifier']})" for n, a in AUDIT.items()], fontsize=8)  # fmt: skip
+    ax.set_ylabel("held-out greedy pass,\npatched rule")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=7, loc="upper left")
+    plt.show()
+
+# %% [markdown]
+# **What the course's record shows** (`python course/make_baselm_lab_record.py`, the lab run with
+# seeds 0, 1 and 2 on the course's CPU; registry [9.5-11]). The main run's held-out greedy pass
+# rate, with its paired interval: seed 0: 0.61 -> 0.93 (+0.32 [+0.25, +0.39]); seed 1: 0.61 -> 0.95
+# (+0.34 [+0.27, +0.41]); seed 2: 0.61 -> 0.96 (+0.35 [+0.28, +0.42]). The sloppy-verifier run found
+# the exploit on every seed: exploiting completions seed 0: 0.86; seed 1: 0.35; seed 2: 0.93 of the
+# held-out greedy generations (lists of numbers that include the sum, such as `" 159 or 149"` for
+# 65+94), with the patched-rule pass rate after the sloppy run seed 0: 0.61 -> 0.06 (-0.56 [-0.63,
+# -0.48]); seed 1: 0.61 -> 0.53 (-0.09 [-0.18, +0.01], no difference measured); seed 2: 0.61 -> 0.00
+# (-0.61 [-0.68, -0.54]). The patched-verifier run, from the same start: patched run seed 0: 0.61 ->
+# 0.99 (+0.38 [+0.31, +0.45]), exploiting 0.00; seed 1: 0.61 -> 0.93 (+0.32 [+0.24, +0.39]),
+# exploiting 0.00; seed 2: 0.61 -> 0.97 (+0.36 [+0.29, +0.43]), exploiting 0.00. So the reward of
+# the sloppy run rose while the property it was meant to measure stalled (seed 1) or collapsed, and
+# the same loop with a tighter rule learned the property. The exploit is reachable here because
+# BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
+# learning rate amplify them before the honest skill wins the race (at lr 3e-3 the honest skill won
+# on one seed of three in the course's probes, `course/probes/issue13/`); a shorter run, or another seed or CPU, may find nothing, and "not found in N steps" is all
+# such a run can say.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
@@ -3012,14 +3111,18 @@ selfcheck.choice(
 # %% [written] id=w_sloppy_audit points=3
 # ### BEGIN SOLUTION
 # **Model answer (numbers depend on the run; the structure is what is graded).** The sloppy-trained
-# policy's held-out greedy pass rate is reported under both verifiers (e.g. strict 0.55, sloppy 0.60).
-# An exploit shows up as completions that the sloppy rule accepts and the strict rule rejects: echoing
-# both options (" 79 or 81"), emitting several numbers, or a number containing the answer (" 810").
+# policy's held-out greedy pass rate is reported under both verifiers (in the course's runs the
+# sloppy rule pays most completions while the patched rule's rate falls far below the main run's).
+# An exploit shows up as completions that the sloppy rule accepts and the patched (or strict) rule
+# rejects: echoing both options (" 79 or 81"), emitting several numbers, or a number containing the
+# answer (" 810", " 7222211"); the audit cell lists them from the run, not from imagination.
 # If the two rates are equal and no sloppy-only completion appears among greedy and sampled outputs,
 # the run did not find the exploit in N steps; that is not evidence that the verifier is safe (longer
 # runs, more exploration or a larger model can find it). The comparison is clean because both runs
 # start from the same BaseLM weights hash, the same LoRA seed (identical initial adapter hash), the same
-# trainer seed, prompts and config; the passports differ only in the verifier. Patch: the completion,
+# trainer seed, prompts and config; the passports differ only in the verifier. The patched run,
+# from the same start, shows what the patch buys: no exploiting completions and the intended
+# property learned. Patch: the completion,
 # stripped, must be exactly one integer that is one of the two options and equals the sum
 # (`verify_choice_exact`); it closes the echo, the many-numbers and the substring loopholes, and costs
 # a false negative on correct answers in words or sentences (" The answer is 81").
