@@ -2340,8 +2340,9 @@ else:
               f"{fig_['informative_fraction']:.2f} (measured when BaseLM was built)")  # fmt: skip
 
 # One seed decides every BaseLM run below: the trainer's (prompt order, sampling) and the LoRA
-# adapters' initialisation. The course's record runs the lab with seeds 0, 1 and 2
-# (COURSE_LAB_SEED=1 jupyter ... picks another); a result that holds for one seed only is an anecdote.
+# adapters' initialisation. The course's record runs the lab with seeds 0, 1 and 2 (set the
+# environment variable COURSE_LAB_SEED before starting Jupyter to pick another); a result that
+# holds for one seed only is an anecdote.
 LAB_SEED = int(os.environ.get("COURSE_LAB_SEED", "0"))
 N_EVAL = 32 if SMOKE else 200  # held-out draws for the greedy pass rate (repeats dropped)
 N_TRAIN = 4000  # training prompts per run (drawn from the train pool; a run sees about 2,000)
@@ -2794,8 +2795,8 @@ if RUN_BASELM:
 # the same loop with a tighter rule learned the property. The exploit is reachable here because
 # BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
 # learning rate amplify them before the honest skill wins the race (at lr 3e-3 the honest skill won
-# on one seed of three in the course's probes, `course/probes/issue13/`); a shorter run, or another seed or CPU, may find nothing, and "not found in N steps" is all
-# such a run can say.
+# on one seed of three in the course's probes, `course/probes/issue13/`); a shorter run, or another
+# seed or CPU, may find nothing, and "not found in N steps" is all such a run can say.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
@@ -2813,6 +2814,11 @@ if RUN_BASELM and not SMOKE:
                               replace(ARITH_CONFIG, kl_coef=0.0), STEPS["arith"],
                               {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
     report(nokl_res)
+    strict_after = {
+        r["name"]: [x["strict"] for _, _, x in r["after"]] for r in (main_res, nokl_res)
+    }
+    print("beta = 0 against beta = 0.05, both after training (same held-out prompts, paired):",
+          paired_difference(strict_after["arith_main"], strict_after["arith_no_kl"]))  # fmt: skip
     fig, axes = plt.subplots(1, 3, figsize=(11, 2.8), layout="constrained")
     for res, lab_ in ((main_res, "beta = 0.05"), (nokl_res, "beta = 0")):
         for ax, key in zip(axes, ("reward", "kl", "entropy")):
@@ -2852,11 +2858,22 @@ if RUN_BASELM and not SMOKE:
             ),
             "heldout_after": res["rate"]["after"]["strict"],
         }
+        print(f"K={K}: held-out greedy pass (strict) "
+              f"{paired_difference(*([r['strict'] for _, _, r in res[w]] for w in ('before', 'after')))}")  # fmt: skip
     print(json.dumps(sweep, indent=1))
     (RUN_DIR / "sweep.json").write_text(json.dumps(sweep, indent=1))
     fig, axes = plt.subplots(1, 3, figsize=(10, 2.6), layout="constrained")
     for ax, key in zip(axes, ("degenerate_frac", "rows_in_updates_per_step", "heldout_after")):
-        ax.bar([str(K) for K in sweep], [sweep[K][key] for K in sweep])
+        vals = [sweep[K][key] for K in sweep]
+        err = None
+        if key == "heldout_after":  # 95% Wilson intervals over the held-out prompts
+            n = len(res["after"])  # the same held-out prompts for every K
+            ci = [wilson_interval(round(v * n), n) for v in vals]
+            err = [
+                [v - lo for v, (lo, _) in zip(vals, ci)],
+                [hi - v for v, (_, hi) in zip(vals, ci)],
+            ]
+        ax.bar([str(K) for K in sweep], vals, yerr=err, capsize=3)
         ax.set_title(key, fontsize=9)
         ax.set_xlabel("K")
     plt.show()
