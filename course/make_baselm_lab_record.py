@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from helpers.baselm import _cpu_model, baselm_dir  # noqa: E402
-from helpers.stats import paired_difference  # noqa: E402
+from helpers.stats import PairedDifference, paired_difference  # noqa: E402
 
 NOTEBOOK = ROOT / "source_notebooks" / "9.5" / "9.5.ipynb"
 OUT = ROOT / "course" / "records" / "baselm_lab.json"
@@ -137,18 +137,9 @@ def summarise(runs_dir: Path) -> dict:
     audit = json.loads((runs_dir / "audit.json").read_text())
     for name in AUDITED:
         a = audit[name]
-        e = a["exact"]
         out[name]["audit"] = {
             "reward_verifier": a["reward_verifier"],
-            "exact": {
-                "before": e["before"],
-                "after": e["after"],
-                "diff": round(e["diff"], 4),
-                "ci95": [round(e["low"], 4), round(e["high"], 4)],
-                "gained": e["gained"],
-                "lost": e["lost"],
-                "excludes_zero": e["low"] > 0 or e["high"] < 0,
-            },
+            "exact": _rate(PairedDifference(**a["exact"])),  # the notebook saved its fields
             "sloppy_after": a["sloppy_after"],
             "exploit_rate": a["exploit_rate"],
             "exploit_examples": a["exploit_examples"],

@@ -61,7 +61,15 @@ from pathlib import Path
 
 import torch
 
-from helpers.tasks import FORMAT_ITEMS, FORMAT_PREFIX, Task, is_heldout, is_heldout_item, make_tasks
+from helpers.tasks import (
+    CORPUS_WORDS,
+    FORMAT_ITEMS,
+    FORMAT_PREFIX,
+    Task,
+    is_heldout,
+    is_heldout_item,
+    make_tasks,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"  # ids 0, 1, 2
@@ -82,17 +90,7 @@ ARTIFACT_FILES = (
 )
 CAPS = {"arithmetic_choice": 8, "format": 12}  # completion caps (new tokens) of seed 003
 FIX = "run ./baselm.sh from the repository root (./baselm.sh --rebuild pretrains from scratch)"
-# Extra words for JSON and plain text (none is a FORMAT_ITEM); first letters cover a-z.
-WORDS = (
-    "anchor", "arrow", "autumn", "basket", "button", "butter", "cactus", "copper", "castle",
-    "desert", "dragon", "dinner", "engine", "eagle", "feather", "fabric", "flower", "ginger",
-    "guitar", "hammer", "harbor", "honey", "island", "igloo", "jacket", "jungle", "kettle",
-    "kitten", "ladder", "lemon", "lantern", "marble", "meadow", "mirror", "needle", "nickel",
-    "napkin", "ocean", "olive", "otter", "pepper", "pillow", "puzzle", "quartz", "quilt",
-    "rabbit", "ribbon", "radio", "saddle", "shadow", "spider", "tunnel", "turtle", "tomato",
-    "umbrella", "uncle", "velvet", "violin", "valley", "wagon", "walnut", "wizard", "xylophone",
-    "yogurt", "zebra", "zipper",
-)  # fmt: skip
+WORDS = CORPUS_WORDS  # extra words for JSON and plain text (helpers.tasks)
 ADJECTIVES = ("red", "small", "old", "quiet", "bright", "heavy", "soft", "tall", "warm", "dark")
 KEYS = ("name", "item", "color", "label", "word")
 
