@@ -17,8 +17,15 @@ Cell markers (a cell starts at a line beginning with ``# %%``):
 Inside the hidden tests of a [tests] cell, a line ``# @reference ID [ID ...]`` is replaced by the
 code of those solution cells (markers and docstrings removed, comments lost) with every function
 they define renamed ``_ref_<name>``: the differential tests compare the student's function with the
-reference on random inputs, and this copy is made here so the reference is written once. Hidden
-tests never reach the release, and feedback redacts them (course/grading/safety.py).
+reference on random inputs, and this copy is made here so the reference is written once.
+
+Trusted verdicts (the lessons in ``TRUSTED_VERDICT``): a test cell of the source notebook holds only
+its visible tests. The whole cell (visible and hidden tests, references expanded) is
+``trusted_tests(lesson)[grade_id].code``, which course/grading/verdict.py runs in the grader's own
+process against the student's functions, reached as plain data through course/grading/boundary.py:
+hidden tests, references and expected values never enter the student's kernel. For the other
+lessons the hidden tests stay in the source notebook, run in the kernel, and feedback redacts them
+(course/grading/safety.py).
 
 Usage: python course/build_lessons.py [--check] [LESSON ...]
 """
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -39,6 +47,15 @@ SOURCE_DIR = ROOT / "source_notebooks"
 HEADER = re.compile(r"^# %%(?:\s+\[(?P<kind>\w+)\])?(?P<args>.*)$")
 REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+# Lessons whose test cells are run by the trusted grader (hidden tests kept out of the notebook).
+TRUSTED_VERDICT = frozenset({"9.1", "9.2", "9.3", "9.4"})
+# Names a trusted test cell may use besides the graded functions (tests/test_verdict.py checks it)
+TRUSTED_PREAMBLE = {
+    "*": "import json\nimport math\n\nimport numpy as np\n",
+    "9.1": "import re\n\nfrom helpers.verifiers import parse_number, verify_numeric_answer\n",
+}
+HIDDEN_NOTE = "# (hidden tests: run by the grader, outside this notebook)"
 
 
 def _parse_args(text: str) -> dict[str, str]:
@@ -140,8 +157,17 @@ def _expand_references(body: str, solutions: dict[str, str], where: str) -> str:
     return "\n".join(out)
 
 
-def build(source: Path) -> nbformat.NotebookNode:
-    """Parse one percent-format lesson into an nbgrader source notebook."""
+@dataclass
+class TrustedTest:
+    """One test cell as the trusted grader runs it."""
+
+    grade_id: str
+    points: float
+    code: str  # visible tests, then the hidden tests with their references expanded
+    hidden_line: int  # 1-based line of the hidden-tests marker in ``code`` (0: none)
+
+
+def _parse(source: Path) -> list[dict]:
     cells, current = [], None
     for raw in source.read_text().splitlines():
         m = HEADER.match(raw)
@@ -153,7 +179,51 @@ def build(source: Path) -> nbformat.NotebookNode:
             current["lines"].append(raw)
     if current:
         cells.append(current)
+    return cells
 
+
+def _visible(body: str) -> str:
+    """A test cell without its hidden part (the marker line becomes HIDDEN_NOTE)."""
+    lines = body.splitlines()
+    if not any(HIDDEN_BEGIN in ln for ln in lines):
+        return body
+    start = next(i for i, ln in enumerate(lines) if HIDDEN_BEGIN in ln)
+    end = next((i for i, ln in enumerate(lines) if HIDDEN_END in ln), len(lines) - 1)
+    return "\n".join(lines[:start] + [HIDDEN_NOTE] + lines[end + 1 :]).strip("\n")
+
+
+def trusted_tests(lesson: str) -> dict[str, TrustedTest]:
+    """The test cells of ``lesson`` as the trusted grader runs them, in notebook order."""
+    source = LESSONS_DIR / f"{lesson}.py"
+    out, solutions = {}, {}
+    for c in _parse(source):
+        kind, args = c["kind"], c["args"]
+        body = "\n".join(c["lines"]).strip("\n")
+        if kind == "solution":
+            solutions[args.get("id")] = body
+        elif kind == "tests":
+            code = _expand_references(body, solutions, f"{source.name} [tests] {args['id']}")
+            lines = code.splitlines()
+            hidden = next((i + 1 for i, ln in enumerate(lines) if HIDDEN_BEGIN in ln), 0)
+            out[args["id"]] = TrustedTest(args["id"], float(args["points"]), code, hidden)
+    return out
+
+
+def graded_functions(lesson: str) -> list[str]:
+    """The functions the solution cells of ``lesson`` define (what the tests may call)."""
+    names = []
+    for c in _parse(LESSONS_DIR / f"{lesson}.py"):
+        if c["kind"] == "solution":
+            names += re.findall(r"^def (\w+)\(", "\n".join(c["lines"]), re.M)
+    return names
+
+
+def build(source: Path) -> nbformat.NotebookNode:
+    """Parse one percent-format lesson into an nbgrader source notebook."""
+    cells = _parse(source)
+    trusted = source.stem in TRUSTED_VERDICT
+    if trusted:
+        trusted_tests(source.stem)  # '# @reference' outside the hidden part fails here too
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -165,6 +235,8 @@ def build(source: Path) -> nbformat.NotebookNode:
         body = "\n".join(c["lines"]).strip("\n")
         if kind == "solution":
             solutions[args.get("id")] = body
+        elif kind == "tests" and trusted:
+            body = _visible(body)
         elif kind == "tests":
             body = _expand_references(body, solutions, f"{source.name} [tests] {args.get('id')}")
         if kind in ("markdown", "written"):

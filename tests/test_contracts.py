@@ -61,7 +61,7 @@ def docstring(lesson: Lesson, fn: str) -> str:
 
 
 def hidden_tags(lesson: Lesson, fn: str) -> set[str]:
-    cell = lesson.nb.cells[lesson.test_cells[lesson.test_of(fn)]].source
+    cell = lesson.test_code[lesson.test_of(fn)]
     return {t.strip() for region in HIDDEN.findall(cell) for m in TAG.findall(region)
             for t in m.split(",") if t.strip()}  # fmt: skip
 

@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import secrets
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -144,6 +148,10 @@ GUARD_VERIFY = (
 )
 
 
+class _Replay(Exception):
+    """A trusted call ran past its limit: replace the kernel, re-run the notebook, go on."""
+
+
 def make_safety_classes():
     """Build the nbgrader preprocessors lazily (nbgrader is imported only inside nbgrader runs)."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -181,6 +189,8 @@ def make_safety_classes():
         file_mb = Integer(sbx.Limits.file_mb, help="largest file (MiB)").tag(config=True)
         workdir_mb = Integer(sbx.Limits.workdir_mb, help="work dir tmpfs (MiB)").tag(config=True)
         tmp_mb = Integer(sbx.Limits.tmp_mb, help="/tmp tmpfs (MiB)").tag(config=True)
+        verdict_memory_mb = Integer(4096, help="address-space cap of the trusted tests' process "
+                                    "(MiB)").tag(config=True)  # fmt: skip
 
         def _hidden(self, code: str, index: int) -> list[str]:
             code = code.replace("NAME", self._guard_name).replace("TOKEN", self._guard_token)
@@ -231,6 +241,11 @@ def make_safety_classes():
             self._check_assign_resources(resources)
             if km is None:
                 self._use_sandbox(resources)
+            lesson = ((resources or {}).get("nbgrader") or {}).get("assignment")
+            from course.build_lessons import TRUSTED_VERDICT
+
+            self._trusted = lesson in TRUSTED_VERDICT
+            verdicts: dict[str, dict] = {}
             self._guard_name = "_g" + secrets.token_hex(8)
             self._guard_token = "T" + secrets.token_hex(8)
             source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
@@ -250,7 +265,8 @@ def make_safety_classes():
                     with self.setup_kernel():
                         info = self.wait_for_reply(self.kc.kernel_info())
                         self.nb.metadata["language_info"] = info["content"]["language_info"]
-                        self._hidden(setup, 0)
+                        if not self._trusted:
+                            self._hidden(setup, 0)
                         for index, cell in enumerate(self.nb.cells):
                             if index in skipped:
                                 continue
@@ -271,7 +287,16 @@ def make_safety_classes():
                                 max(1, int(min(per_cell, left))) if per_cell else int(left)
                             )
                             self._run_cell(cell, resources, index)
+                        if self._trusted and self._verdict(lesson, verdicts, skipped, deadline):
+                            raise _Replay()  # a call ran past its limit: a fresh kernel, then on
                     break
+                except _Replay:
+                    restarts += 1
+                    self.log.warning("GRADING-SAFETY: a graded call ran past the time limit; "
+                                     "restarting the kernel")  # fmt: skip
+                    if restarts > self.max_restarts:
+                        break
+                    self.km = self.kc = None
                 except (DeadKernelError, CellTimeoutError) as err:
                     if current is None:
                         raise
@@ -294,8 +319,80 @@ def make_safety_classes():
                         break
                     self.km = self.kc = None
             self.timeout = per_cell
+            if self._trusted:
+                self._apply_verdicts(verdicts)
             self.set_widgets_metadata()
             return self.nb, self.resources
+
+        def _verdict(self, lesson: str, verdicts: dict, skipped: set, deadline: float) -> bool:
+            """Run the trusted tests (course/grading/verdict.py) against this kernel, in a process
+            of their own with bounded memory; fill ``verdicts``; True when a call timed out."""
+            pending = []
+            for index, cell in enumerate(self.nb.cells):
+                if cell.cell_type != "code" or not is_grade(cell):
+                    continue
+                gid = cell.metadata.nbgrader.get("grade_id")
+                if gid in verdicts:
+                    continue
+                if index in skipped:  # the cell itself killed the kernel or ran past its limit
+                    err = next((o for o in cell.outputs if o.output_type == "error"), None)
+                    verdicts[gid] = {"passed": False, "message": err.evalue if err else "not run"}
+                    continue
+                pending.append(gid)
+            if not pending:
+                return False
+            left = max(5, int(deadline - time.monotonic()))
+            per_cell = min(self.timeout or 120, left)
+            limit_as = f"--as={self.verdict_memory_mb * 1024 * 1024}"
+            cmd = [*(["prlimit", limit_as, "--"] if shutil.which("prlimit") else []),
+                   sys.executable, "-m", "course.grading.verdict", lesson,
+                   self.km.connection_file, "--cells", ",".join(pending),
+                   "--timeout", str(per_cell)]  # fmt: skip
+            root = str(Path(__file__).resolve().parents[2])
+            env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root,
+                                     timeout=per_cell * len(pending) + 60).stdout  # fmt: skip
+            except subprocess.TimeoutExpired as err:
+                out = (
+                    (err.stdout or b"").decode()
+                    if isinstance(err.stdout, bytes)
+                    else (err.stdout or "")
+                )
+            timed_out = False
+            for line in out.splitlines()[: len(pending) + 1]:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if "error" in rec:
+                    self.log.warning(
+                        "GRADING-SAFETY: trusted verdict failed to start: %s", rec["error"]
+                    )
+                if rec.get("grade_id") in pending:
+                    verdicts[rec["grade_id"]] = rec
+                    timed_out = timed_out or bool(rec.get("timeout"))
+            if not timed_out:
+                for gid in pending:  # fail closed: a cell without a verdict earns nothing
+                    verdicts.setdefault(gid, {"passed": False,
+                                              "message": "the grader could not run this test"})  # fmt: skip
+            return timed_out
+
+        def _apply_verdicts(self, verdicts: dict) -> None:
+            """The graded cells' outputs: what the kernel printed (no error, no result: the kernel
+            decides nothing), then the trusted verdict as the only error, when it failed."""
+            for cell in self.nb.cells:
+                if cell.cell_type != "code" or not is_grade(cell):
+                    continue
+                gid = cell.metadata.nbgrader.get("grade_id")
+                v = verdicts.get(gid) or {"passed": False, "message": "not graded (time limit)"}
+                keep = [o for o in cell.outputs if o.output_type in ("stream", "display_data")]
+                if not v.get("passed"):
+                    msg = str(v.get("message") or "failed")
+                    keep.append(new_output("error", ename="TestFailed", evalue=msg,
+                                           traceback=[f"TestFailed: {msg}"]))  # fmt: skip
+                cell.outputs = keep
 
         def _fail(self, cell, ename: str, evalue: str) -> None:
             cell.outputs = [
@@ -303,7 +400,7 @@ def make_safety_classes():
             ]
 
         def _run_cell(self, cell, resources, index) -> None:
-            graded = cell.cell_type == "code" and is_grade(cell)
+            graded = cell.cell_type == "code" and is_grade(cell) and not self._trusted
             if not graded:
                 self.preprocess_cell(cell, resources, index)
                 return

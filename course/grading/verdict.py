@@ -1,0 +1,142 @@
+"""The trusted verdict: a lesson's test cells (visible and hidden tests) run in the grader's own
+process, against the student's functions reached through course/grading/boundary.py.
+
+    python -m course.grading.verdict LESSON CONNECTION_FILE [--cells ID,ID] [--timeout S]
+
+prints one JSON line per test cell, ``{"grade_id", "passed", "message", "timeout"}``, in notebook
+order, and stops after a cell whose call ran past the time limit (the kernel is busy: the caller,
+``GuardedExecute``, replaces it and asks again for the cells that are left). The kernel never sees a
+test's source, a reference or an expected value: it receives function names and arguments.
+
+What a student is told (``message``): for the visible tests, the assertion's own message (its source
+is in the student's notebook); for the hidden tests, which contract clause failed (the
+``# contract:`` tags of the hidden test, see tests/test_contracts.py), what the student's function
+raised or returned that could not be used, and never the test's text or its expected values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass
+
+from course.build_lessons import TRUSTED_PREAMBLE, TrustedTest, graded_functions, trusted_tests
+from course.grading.boundary import CallTimeout, Channel, ChannelError, Remote
+
+CONTRACT = re.compile(r"^\s*# contract: (.*)$")
+
+
+@dataclass
+class Verdict:
+    grade_id: str
+    passed: bool
+    message: str = ""
+    timeout: bool = False
+
+
+def _failing_line(err: BaseException, filename: str) -> int:
+    line = 0
+    for frame, lineno in traceback.walk_tb(err.__traceback__):
+        if frame.f_code.co_filename == filename:
+            line = lineno
+    return line
+
+
+def _clause(test: TrustedTest, line: int) -> str:
+    lines = test.code.splitlines()
+    for i in range(min(line, len(lines)) - 1, test.hidden_line - 1, -1):
+        m = CONTRACT.match(lines[i])
+        if m:
+            return m.group(1).strip()
+    return ""
+
+
+def explain(err: BaseException, test: TrustedTest, filename: str) -> str:
+    """What the student may read about a failed test cell."""
+    line = _failing_line(err, filename)
+    hidden = bool(test.hidden_line) and line > test.hidden_line
+    where = "a hidden test" if hidden else "a visible test"
+    clause = _clause(test, line) if hidden else ""
+    about = f" (contract clause: {clause})" if clause else ""
+    fn = getattr(err, "course_function", None)
+    if getattr(err, "course_student", False) and fn:
+        what = f"{fn} raised {type(err).__name__}: {str(err)[:300]}"
+    elif isinstance(err, ChannelError):
+        what = str(err)[:400]
+    elif hidden:
+        what = f"{type(err).__name__} in the test's checks of your answer"
+    else:
+        what = f"{type(err).__name__}: {str(err)[:600]}"
+    return f"{where} failed{about}: {what}"
+
+
+def preamble(lesson: str) -> str:
+    """The imports a lesson's trusted tests (and their reference copies) may use."""
+    return TRUSTED_PREAMBLE["*"] + TRUSTED_PREAMBLE.get(lesson, "")
+
+
+def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout: float,
+             lesson: str) -> Verdict:  # fmt: skip
+    """Run one test cell's code here, its graded functions bound to the kernel's."""
+    ns: dict = {"__name__": "__course_test__"}
+    exec(preamble(lesson), ns)
+    for name in functions:
+        ns[name] = Remote(channel, name)
+    filename = f"<tests {test.grade_id}>"
+    channel.deadline = time.monotonic() + timeout
+    try:
+        exec(compile(test.code, filename, "exec"), ns)
+    except CallTimeout:
+        msg = (
+            f"a call of your function ran past the time limit ({timeout:.0f} s for this test cell)"
+        )
+        return Verdict(test.grade_id, False, msg, timeout=True)
+    except BaseException as err:  # noqa: BLE001 - every failure of a test is a failed test
+        return Verdict(test.grade_id, False, explain(err, test, filename))
+    finally:
+        channel.deadline = None
+    return Verdict(test.grade_id, True)
+
+
+def run_lesson(channel: Channel, lesson: str, cells: list[str] | None = None,
+               timeout: float = 120.0):  # fmt: skip
+    """Yield the verdict of each test cell (all, or ``cells``); stop after a timeout."""
+    tests = trusted_tests(lesson)
+    functions = graded_functions(lesson)
+    for gid in cells or list(tests):
+        if gid not in tests:
+            yield Verdict(gid, False, f"no test cell {gid!r} in lesson {lesson}")
+            continue
+        v = run_test(channel, tests[gid], functions, timeout, lesson)
+        yield v
+        if v.timeout:
+            return
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("lesson")
+    ap.add_argument("connection_file")
+    ap.add_argument("--cells", default="", help="comma-separated test cell ids (default: all)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per test cell")
+    args = ap.parse_args(argv)
+    cells = [c for c in args.cells.split(",") if c] or None
+    try:
+        channel = Channel(args.connection_file, timeout=args.timeout)
+    except (ChannelError, Exception) as err:  # noqa: BLE001
+        print(json.dumps({"error": f"{type(err).__name__}: {err}"}), flush=True)
+        return 2
+    try:
+        for v in run_lesson(channel, args.lesson, cells, args.timeout):
+            print(json.dumps(asdict(v)), flush=True)
+    finally:
+        channel.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
