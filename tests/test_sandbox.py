@@ -28,6 +28,7 @@ import zipfile
 import nbformat
 import pytest
 
+from course.build_lessons import trusted_tests
 from tests.conftest import ROOT
 from tests.grading import students as S
 from tests.grading.harness import Lesson, VariantFile
@@ -170,6 +171,122 @@ _leak()
 """,
 }
 
+# Forged verdicts (issue 22): every graded function is written to get its answer from the grader
+# instead of computing it. FN is replaced by the function's name. Each earns 0 on every test cell:
+# the tests run in the grader's process, the kernel receives only function names and arguments.
+FORGED = {
+    # the calling test's frames: its source, its locals (a reference copy, expected values)
+    "frames": """
+def FN(*args, **kwargs):
+    import inspect, sys
+    f = sys._getframe(1)
+    while f is not None:
+        for name, v in {**f.f_globals, **f.f_locals}.items():
+            if name.startswith("_ref_") and callable(v):
+                return v(*args, **kwargs)
+            if name in ("_want", "_ref", "_expected"):
+                return v
+        f = f.f_back
+    for info in inspect.stack():
+        src = "".join(info.code_context or [])
+        if "HIDDEN" in src or "_ref_" in src:
+            return src
+    raise NotImplementedError("no frame to forge from")
+""",
+    # every object the collector knows: a reference copy, a guard's snapshot
+    "gc": """
+def FN(*args, **kwargs):
+    import gc
+    for obj in gc.get_objects():
+        if callable(obj) and getattr(obj, "__name__", "") == "_ref_FN":
+            return obj(*args, **kwargs)
+        if type(obj) is dict and "_want" in obj:
+            return obj["_want"]
+    raise NotImplementedError("nothing to forge from")
+""",
+    # the kernel's own message sending: every error becomes an ok, error outputs never leave
+    "messages": """
+def FN(*args, **kwargs):
+    k = get_ipython().kernel
+    if not getattr(k, "_forged", False):
+        send = k.session.send
+        def quiet(stream, msg_or_type, content=None, *a, **kw):
+            if msg_or_type == "error":
+                return None
+            if isinstance(content, dict) and content.get("status") == "error":
+                content = {"status": "ok", "execution_count": content.get("execution_count", 0),
+                           "user_expressions": {}, "payload": []}
+            return send(stream, msg_or_type, content, *a, **kw)
+        k.session.send = quiet
+        k._forged = True
+    raise NotImplementedError
+""",
+    # the comparisons the tests use, patched (and put back by a profile hook before a guard looks)
+    "comparisons": """
+def FN(*args, **kwargs):
+    import math, sys, numpy as np
+    math.isclose = lambda *a, **k: True
+    np.allclose = np.array_equal = lambda *a, **k: True
+    np.testing.assert_allclose = np.testing.assert_array_equal = lambda *a, **k: None
+    sys.setprofile(lambda *a: None)
+    return None
+""",
+    # hidden tests and reference copies read from any file the kernel can see
+    "files": """
+def FN(*args, **kwargs):
+    import os
+    g = globals()
+    if "_found" not in g:  # one walk per kernel (the venv and /usr are skipped: library code)
+        g["_found"] = ""
+        for top in ("/", os.getcwd()):
+            for d, dirs, files in os.walk(top):
+                dirs[:] = [x for x in dirs if x not in ("proc", "sys", "dev", "usr", "site-packages")]
+                for f in files:
+                    try:
+                        text = open(os.path.join(d, f), errors="ignore").read(2_000_000)
+                    except OSError:
+                        continue
+                    if "BEGIN HIDDEN TESTS" in text or "def _ref_" in text:
+                        g["_found"] += text[:2000]
+        print(g["_found"])
+    if g["_found"]:
+        return g["_found"]
+    raise NotImplementedError("no hidden test to be found")
+""",
+    # the grading channel itself, forged: every answer it sends is unreadable
+    "channel": """
+def FN(*args, **kwargs):
+    import base64
+    base64.b64encode = lambda *a, **k: b"AAAA"
+    raise NotImplementedError
+""",
+}
+# A correct notebook that records every argument its functions receive, writes them to files and
+# prints them in a last cell: only what the visible tests pass can reach its notebook, because the
+# hidden tests call the functions after the notebook has run, and what the kernel prints then goes
+# nowhere. PROBE is a call that only a hidden test makes.
+STASH_PROBE = "p_info(0.25, 4)"
+STASH = """
+import functools, json, os
+_stash = []
+def _record(fn):
+    @functools.wraps(fn)
+    def wrapped(*a, **k):
+        _stash.append(repr(a))
+        for p in ("stash.txt", "/tmp/stash.txt", os.path.expanduser("~/stash.txt")):
+            with open(p, "a") as f:
+                f.write(repr(a) + "\n")
+        print("CALLED", repr(a))
+        return fn(*a, **k)
+    return wrapped
+"""
+STASH_PRINT = """
+import glob
+print("\n".join(_stash))
+for p in glob.glob("*stash*") + glob.glob("/tmp/*stash*"):
+    print(open(p).read())
+"""
+
 # Tampering inside a graded function, each with a control (the same bug alone).
 TAMPER_FUNCTION = {
     # publishes an execute_result before the test's AssertionError
@@ -271,6 +388,25 @@ def attacked(tmp_path_factory, listener):
         None,
     )
     subs["ctl_run_cell"] = (S.filled(LESSON, [_first_bug("p_info")]), None)
+    zero = S.expected_points(LESSON, set(info.test_cells))
+    for name, template in FORGED.items():
+        nb = S.release_nb(LESSON)
+        for fn, gid in info.function_cell.items():
+            cell = next(
+                c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
+            )
+            cell.source = (cell.source + "\n" + template.replace("FN", fn)).replace(
+                "_ref_FN", "_ref_" + fn
+            )
+        subs[f"x_forged_{name}"] = (nb, zero)
+    for kind in ("liar", "monkeypatch"):
+        subs[f"x_{kind}"] = S.attacker(LESSON, kind)
+    nb = _with_cell(STASH)
+    for fn, gid in info.function_cell.items():
+        cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+        cell.source += f"\n{fn} = _record({fn})\n"
+    nb.cells.append(nbformat.v4.new_code_cell(STASH_PRINT))
+    subs["x_stash"] = (nb, full)
     for student, (nb, _) in subs.items():
         dest = course.root / "submitted" / student / LESSON
         dest.mkdir(parents=True)
@@ -328,6 +464,32 @@ def test_tampering_inside_the_kernel_earns_nothing_the_bug_alone_does_not(attack
         more = {c: (attacker[c], control[c]) for c in control if attacker[c] > control[c]}
         assert not more, f"{name}: tampering earned points the bug alone does not: {more}"
         assert attacker != full
+
+
+def test_forged_verdicts_earn_nothing_and_the_honest_stash_takes_no_hidden_input_home(attacked):
+    """Issue 22's classes of forgery (frames, gc, message patching, patched comparisons, files,
+    a forged channel, lying objects) each score 0 in a real class run; a correct notebook that
+    records every argument keeps full marks and its outputs hold no argument only a hidden test
+    passes."""
+    course, subs, _, _ = attacked
+    got = {s: _tests_only(per) for s, per in _scores(course).items()}
+    zero = S.expected_points(LESSON, set(Lesson.load(LESSON).test_cells))
+    for name in [*FORGED, "liar", "monkeypatch"]:
+        student = f"x_forged_{name}" if name in FORGED else f"x_{name}"
+        assert got[student] == zero, f"{student} earned points: {got[student]}"
+    assert got["x_stash"] == S.expected_points(LESSON, set()), got["x_stash"]
+    release = (ROOT / "release" / LESSON / f"{LESSON}.ipynb").read_text()
+    assert STASH_PROBE not in release and STASH_PROBE in "\n".join(
+        t.code for t in trusted_tests(LESSON).values()
+    ), "the probe must be a call that only a hidden test makes"
+    probe = repr((0.25, 4))
+    for path in [
+        course.root / "autograded" / "x_stash" / LESSON / f"{LESSON}.ipynb",
+        course.root / "feedback" / "x_stash" / LESSON / f"{LESSON}.html",
+    ]:
+        text = path.read_text()
+        assert "CALLED" in text or "(0.5, 2)" in text, f"{path}: the stash printed nothing visible"
+        assert probe not in text, f"{path}: a hidden test's argument reached the notebook"
 
 
 def test_the_class_run_finished_and_the_report_names_each_attempt(attacked):
