@@ -622,6 +622,24 @@ def test_collect_refuses_symlinks_devices_escapes_and_oversized(tmp_path):
     assert sorted(p.name for p in (course / "submitted").iterdir()) == ["good", "zipper"]
 
 
+def test_preflight_stops_a_class_whose_solution_does_not_get_full_marks(tmp_path):
+    """A grader whose solution loses points (here: a solution cell broken in the course's source;
+    in the field: a sandbox that cannot import helpers) would grade every student as if they had
+    written nothing: the class run stops before grading anyone, and says why and what to do."""
+    course = Course(tmp_path / "course", [LESSON])
+    course.release(LESSON)
+    src = course.root / "source_notebooks" / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(src, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "p_info")
+    cell.source = cell.source.replace("### BEGIN SOLUTION", "### BEGIN SOLUTION\n    return 0.0", 1)
+    nbformat.write(nb, src)
+    course.submit(LESSON, "dave", ROOT / "release" / LESSON / f"{LESSON}.ipynb")
+    with pytest.raises(SystemExit, match=r"preflight failed.*solution scored.*Fix:"):
+        instructor.autograde(LESSON, workers=1, timeout=60, root=course.root)
+    assert not (course.root / "autograded" / "dave").exists(), "a student was graded anyway"
+    assert not list((course.root / "submitted").glob("canary*")), "a canary was left behind"
+
+
 def test_autograde_refuses_without_a_sandbox_unless_trusted(tmp_path, monkeypatch):
     from course.grading import runner, sandbox
 

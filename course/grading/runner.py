@@ -10,6 +10,7 @@ limit. A student whose grading fails (or who scores 0) is listed with a reason i
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -17,6 +18,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -174,6 +177,48 @@ def _merge(lesson: str, student: str, src_url: str, dst_url: str) -> None:
         dst.db.commit()
 
 
+# Canary students: names a real student id can never take (course/grading/collect.py maps every
+# character outside [A-Za-z0-9_.-] to "_"), graded in a private gradebook and removed afterwards.
+CANARIES = {"canary+solution": "source_notebooks", "canary+empty": "release"}
+
+
+def preflight(lesson: str, root: Path, extra: list[str], wall_s: int) -> str | None:
+    """Grade the instructor's solution and the untouched release in the same sandbox with the same
+    settings as the class; None when they score full marks and zero, else why the class must not
+    be graded (an environment where the sandbox cannot import ``helpers`` grades every student as
+    if they had written nothing)."""
+    problems = []
+    for sid, folder in CANARIES.items():
+        dest = root / "submitted" / sid / lesson
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy(root / folder / lesson / f"{lesson}.ipynb", dest / f"{lesson}.ipynb")
+            now = dt.datetime.now(dt.UTC)
+            (dest / "timestamp.txt").write_text(now.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+            with tempfile.TemporaryDirectory(prefix="canary-") as tmp:
+                shutil.copy(root / "gradebook.db", Path(tmp) / "c.db")
+                rec = _grade_one(
+                    lesson, sid, root, f"sqlite:///{Path(tmp) / 'c.db'}", extra, wall_s
+                )
+        finally:
+            for top in ("submitted", "autograded", "feedback"):
+                shutil.rmtree(root / top / sid, ignore_errors=True)
+        score, top = rec.get("score"), rec.get("max_score")
+        if not rec["ok"] or score is None:
+            problems.append(f"{sid}: grading failed ({rec.get('reason')})")
+        elif sid == "canary+solution" and score != top:
+            errs = "; ".join(rec.get("errors", [])[:3]) or "no error shown"
+            problems.append(f"the instructor's solution scored {score:g}/{top:g} ({errs})")
+        elif sid == "canary+empty" and score != 0:
+            problems.append(f"the untouched release scored {score:g}/{top:g} (it must score 0)")
+    if not problems:
+        return None
+    return ("preflight failed, no student was graded: " + "; ".join(problems) + ". Fix: check "
+            "that the sandbox can import helpers and the lesson's data (./baselm.sh for 9.5), "
+            "that release/ was generated from today's source_notebooks/ "
+            "(python course/instructor.py release), and the grader's settings; then grade again.")  # fmt: skip
+
+
 def autograde(
     lesson: str,
     students: list[str] | None = None,
@@ -182,12 +227,14 @@ def autograde(
     root: Path = ROOT,
     trusted: bool = False,
     notebook_timeout: int | None = None,
+    check: bool = True,
 ) -> dict:
     """Autograde ``students`` (default: everyone in submitted/ with this lesson) and write a report.
 
     ``timeout``: seconds per cell (default: the config's 120); ``notebook_timeout``: per notebook
     (default 1800). ``trusted=True`` grades without the sandbox (refused otherwise when the sandbox
-    cannot start). Returns the report: {"lesson", "sandbox", "graded": [...], "failed": [{"student",
+    cannot start). ``check=True`` runs ``preflight`` first and stops (SystemExit) when the
+    instructor's solution does not get full marks or the release does not get zero. Returns the report: {"lesson", "sandbox", "graded": [...], "failed": [{"student",
     "reason"}], "zero": [{"student", "reason"}], "students": {id: record}, "safety_events": {...}}.
     """
     if not trusted:
@@ -205,8 +252,16 @@ def autograde(
     nb_limit = notebook_timeout or 1800
     if notebook_timeout:
         extra.append(f"--GuardedExecute.notebook_timeout={notebook_timeout}")
+    students = [s for s in students if s not in CANARIES]
     workers = max(1, min(workers, len(students) or 1))
     mode = UNSAFE if trusted else "bubblewrap"
+    if check:
+        print(f"preflight: grading the solution and the untouched release of {lesson} "
+              "in the same sandbox", flush=True)  # fmt: skip
+        why = preflight(lesson, root, extra, nb_limit + BACKSTOP_S)
+        if why:
+            raise SystemExit(why)
+        print("preflight: solution full marks, release zero", flush=True)
     print(f"$ nbgrader autograde {lesson} --force --student <id>   # {len(students)} students, "
           f"{workers} worker(s), a private gradebook each, merged into gradebook.db; "
           f"sandbox: {mode}", flush=True)  # fmt: skip
@@ -216,8 +271,19 @@ def autograde(
             shutil.copy(root / "gradebook.db", Path(tmp) / f"s{k}.db")
             urls[s] = f"sqlite:///{Path(tmp) / f's{k}.db'}"
 
+        done = [0]
+        lock = threading.Lock()
+
         def run(s: str) -> dict:
-            return _grade_one(lesson, s, root, urls[s], extra, nb_limit + BACKSTOP_S)
+            t0 = time.monotonic()
+            rec = _grade_one(lesson, s, root, urls[s], extra, nb_limit + BACKSTOP_S)
+            with lock:
+                done[0] += 1
+                what = (f"{rec['score']:g}/{rec['max_score']:g}" if "score" in rec
+                        else f"FAILED: {rec.get('reason')}")  # fmt: skip
+                print(f"  [{done[0]}/{len(students)}] {s}: {what} ({time.monotonic() - t0:.0f} s)",
+                      flush=True)  # fmt: skip
+            return rec
 
         with ThreadPoolExecutor(workers) as pool:
             results = list(pool.map(run, students))

@@ -189,6 +189,11 @@ def make_safety_classes():
         file_mb = Integer(sbx.Limits.file_mb, help="largest file (MiB)").tag(config=True)
         workdir_mb = Integer(sbx.Limits.workdir_mb, help="work dir tmpfs (MiB)").tag(config=True)
         tmp_mb = Integer(sbx.Limits.tmp_mb, help="/tmp tmpfs (MiB)").tag(config=True)
+        output_cell_kb = Integer(1024, help="output kept per cell while it runs (KiB)").tag(
+            config=True
+        )
+        output_notebook_kb = Integer(8192, help="output kept per notebook (KiB)").tag(config=True)
+        message_kb = Integer(16384, help="largest kernel message read (KiB)").tag(config=True)
         verdict_memory_mb = Integer(4096, help="address-space cap of the trusted tests' process "
                                     "(MiB)").tag(config=True)  # fmt: skip
 
@@ -256,6 +261,7 @@ def make_safety_classes():
             )
             setup = GUARD_SETUP.replace("EXTRA", repr(extra))
             skipped: set[int] = set()
+            self._out_cell, self._out_total, self._out_cut = {}, 0, set()
             restarts = 0
             deadline = time.monotonic() + self.notebook_timeout
             per_cell = self.timeout
@@ -263,6 +269,7 @@ def make_safety_classes():
                 current = None
                 try:
                     with self.setup_kernel():
+                        self._cap_messages()
                         info = self.wait_for_reply(self.kc.kernel_info())
                         self.nb.metadata["language_info"] = info["content"]["language_info"]
                         if not self._trusted:
@@ -323,6 +330,39 @@ def make_safety_classes():
                 self._apply_verdicts(verdicts)
             self.set_widgets_metadata()
             return self.nb, self.resources
+
+        def _cap_messages(self) -> None:
+            """ZeroMQ drops a kernel message over ``message_kb`` before it is parsed (the grader's
+            memory stays bounded whatever the student prints)."""
+            import zmq
+
+            for ch in (self.kc.iopub_channel, self.kc.shell_channel):
+                sock = getattr(ch, "socket", None)
+                if sock is not None:
+                    sock.setsockopt(zmq.MAXMSGSIZE, self.message_kb * 1024)
+
+        def output(self, outs, msg, display_id, cell_index):
+            """nbclient's output handler, bounded: past ``output_cell_kb`` in a cell or
+            ``output_notebook_kb`` in the notebook, outputs are dropped and one marker says so."""
+            content = msg.get("content") or {}
+            size = len(str(content.get("text", ""))) + sum(
+                len(v) if isinstance(v, str) else len(json.dumps(v))
+                for v in (content.get("data") or {}).values()
+            ) + sum(len(str(t)) for t in content.get("traceback", []) or [])  # fmt: skip
+            used = self._out_cell.get(cell_index, 0)
+            if (used + size > self.output_cell_kb * 1024
+                    or self._out_total + size > self.output_notebook_kb * 1024):  # fmt: skip
+                if cell_index not in self._out_cut:
+                    self._out_cut.add(cell_index)
+                    self.log.warning("GRADING-SAFETY: output of cell %d truncated", cell_index)
+                    outs.append(new_output("stream", name="stdout", text=(
+                        "\n[... output truncated by the grader: this cell printed more than "
+                        f"{self.output_cell_kb} KiB, or the notebook more than "
+                        f"{self.output_notebook_kb} KiB]\n")))  # fmt: skip
+                return None
+            self._out_cell[cell_index] = used + size
+            self._out_total += size
+            return super().output(outs, msg, display_id, cell_index)
 
         def _verdict(self, lesson: str, verdicts: dict, skipped: set, deadline: float) -> bool:
             """Run the trusted tests (course/grading/verdict.py) against this kernel, in a process

@@ -55,6 +55,7 @@ class Limits:
     open_files: int = 1024  # RLIMIT_NOFILE
     workdir_mb: int = 1024  # tmpfs size of its working directory
     tmp_mb: int = 512  # tmpfs size of /tmp
+    shm_mb: int = 64  # tmpfs size of /dev/shm (without it, /dev's tmpfs has no size cap)
 
 
 def bwrap_path() -> str | None:
@@ -132,6 +133,7 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
         args += ["--setenv", k, v]
     args += _system_mounts()
     args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(limits.shm_mb * MiB), "--tmpfs", "/dev/shm"]
     args += ["--size", str(limits.tmp_mb * MiB), "--tmpfs", "/tmp"]
     for p in _ro_paths(list(lesson_dirs)):
         args += ["--ro-bind", str(p), str(p)]
