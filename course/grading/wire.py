@@ -43,7 +43,7 @@ def _np_dtype(spec) -> np.dtype:
     """The dtype of a wire spec such as '<f8', '|b1', '<U5': numeric, bool, str or bytes; little-endian."""
     try:
         dt = np.dtype(spec) if type(spec) is str and len(spec) <= 8 else None
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # numpy parses some specs with ast
         dt = None
     if (dt is None or dt.kind not in NUMPY_KINDS or spec[:1] not in ("<", "|") or dt.names
             or dt.shape or (dt.kind in "US" and dt.itemsize > 4096) or dt.str != spec):  # fmt: skip
@@ -135,17 +135,26 @@ def _raw(node: dict, itemsize: int, shape: tuple[int, ...], budget: _Budget) -> 
     return base64.b64decode(b, validate=True)
 
 
-def decode(node, depth: int = 0, budget: _Budget | None = None):
+def decode(node):
     """The value of a tree made by ``encode``, built from scratch: only genuine builtin, NumPy and
-    torch types come out; a malformed tree raises ``NotPlainData``."""
-    budget = budget or _Budget()
+    torch types come out; a malformed tree raises ``NotPlainData`` (and nothing else)."""
+    try:
+        return _decode(node, 0, _Budget())
+    except NotPlainData:
+        raise
+    except (ValueError, TypeError, OverflowError, RecursionError, KeyError, IndexError,
+            SyntaxError) as err:  # fmt: skip
+        raise NotPlainData(f"malformed data on the wire ({type(err).__name__})") from None
+
+
+def _decode(node, depth: int, budget: _Budget):
     budget.take(1)
     if depth > MAX_DEPTH + 1:
         raise NotPlainData("nested too deep")
     if node is None or type(node) in (bool, str):
         return node
     if type(node) is list:
-        return [decode(x, depth + 1, budget) for x in node]
+        return [_decode(x, depth + 1, budget) for x in node]
     if type(node) is not dict or type(node.get("t")) is not str:
         raise NotPlainData(f"unexpected {type(node).__name__} on the wire")
     tag = node["t"]
@@ -157,7 +166,7 @@ def decode(node, depth: int = 0, budget: _Budget | None = None):
         except ValueError:
             raise NotPlainData("bad float") from None
     if tag in ("tuple", "dict") and type(node.get("v")) is list:
-        items = [decode(x, depth + 1, budget) for x in node["v"]]
+        items = [_decode(x, depth + 1, budget) for x in node["v"]]
         if tag == "tuple":
             return tuple(items)
         if not all(type(kv) is list and len(kv) == 2 for kv in items):
@@ -210,7 +219,4 @@ def loads(text) -> object:
         tree = json.loads(base64.b64decode(text, validate=True))
     except (ValueError, RecursionError):
         raise NotPlainData("the message is not valid wire text") from None
-    try:
-        return decode(tree)
-    except RecursionError:
-        raise NotPlainData("nested too deep") from None
+    return decode(tree)

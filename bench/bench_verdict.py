@@ -1,0 +1,177 @@
+"""The trusted verdict's cost: grading with today's code against grading with an earlier commit's
+(the in-kernel verdict), side by side in one run.
+
+1. Per lesson: one student submits the reference solution; ``nbgrader autograde LESSON --student
+   s`` grades it in the bubblewrap sandbox, once with this checkout's grading code and once with
+   the code of ``--base`` (a git worktree of that commit, same venv, same helpers), alternating,
+   median of ``--reps``. Goal (issue 22): at most 1.2x the base's wall time per lesson.
+2. A class: ``--class-size`` reference submissions of ``--class-lesson`` graded by
+   ``course.grading.runner.autograde`` on 2 workers, with each code (today's runs the preflight
+   canary first, which the base does not have; its time is included). Goal: not slower.
+3. The estimate for 300 students x 5 lessons on 2 cores: 300 x (sum of the per-lesson medians) / 2,
+   for each code (perfect sharding over 2 workers assumed; the class run shows how close it is).
+Writes the ``verdict`` section of BENCHMARKS.md.
+
+    python -m bench.bench_verdict [--base ca232ae] [--reps 3] [--class-size 20] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import log, table, write_section
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+GOAL = 1.2
+
+
+def _env(code: Path) -> dict:
+    return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(code))
+
+
+def _course(tmp: Path, code: Path, lessons: list[str]) -> Path:
+    course = tmp / "course"
+    (course / "course").mkdir(parents=True)
+    shutil.copy(code / "course" / "nbgrader_config.py", course / "course" / "nbgrader_config.py")
+    shutil.copy(code / "nbgrader_config.py", course / "nbgrader_config.py")
+    for lesson in lessons:
+        shutil.copytree(code / "source_notebooks" / lesson, course / "source_notebooks" / lesson)
+        subprocess.run([str(BIN / "nbgrader"), "generate_assignment", lesson, "--force"],
+                       cwd=course, env=_env(code), capture_output=True, check=True)  # fmt: skip
+    return course
+
+
+def _submit(course: Path, code: Path, lesson: str, student: str) -> None:
+    sub = course / "submitted" / student / lesson
+    sub.mkdir(parents=True, exist_ok=True)
+    shutil.copy(code / "source_notebooks" / lesson / f"{lesson}.ipynb", sub / f"{lesson}.ipynb")
+    (sub / "timestamp.txt").write_text("2026-11-29 10:00:00.000000 UTC")
+
+
+def _grade(course: Path, code: Path, lesson: str) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run([str(BIN / "nbgrader"), "autograde", lesson, "--force", "--student",
+                          "student"], cwd=course, env=_env(code), capture_output=True, text=True)  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"autograde {lesson} with {code} failed:\n{out.stdout[-1500:]}")
+    return time.perf_counter() - t0
+
+
+def _class(tmp: Path, code: Path, lesson: str, size: int) -> tuple[float, int]:
+    course = _course(tmp, code, [lesson])
+    for k in range(size):
+        _submit(course, code, lesson, f"s{k:02d}")
+    prog = (
+        "import json, sys\nfrom course.grading import runner\n"
+        f"r = runner.autograde({lesson!r}, workers=2, root=__import__('pathlib').Path({str(course)!r}))\n"
+        "print('FULL', sum(1 for s in r['students'].values() if s.get('score') == s.get('max_score')))\n"
+    )  # fmt: skip
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", prog], cwd=code, env=_env(code),
+                         capture_output=True, text=True)  # fmt: skip
+    wall = time.perf_counter() - t0
+    full = [ln for ln in out.stdout.splitlines() if ln.startswith("FULL ")]
+    if out.returncode != 0 or not full:
+        raise SystemExit(
+            f"class run with {code} failed:\n{out.stdout[-1500:]}\n{out.stderr[-1500:]}"
+        )
+    return wall, int(full[0].split()[1])
+
+
+def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[str]) -> str:
+    from course.grading import sandbox
+
+    why = sandbox.unavailable_reason()
+    if why:
+        raise SystemExit(f"bench_verdict needs the sandbox: {why}")
+    with tempfile.TemporaryDirectory(prefix="bench-verdict-") as tmp:
+        tmp = Path(tmp)
+        old = tmp / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", str(old), base], cwd=ROOT,
+                       check=True, capture_output=True)  # fmt: skip
+        try:
+            codes = {"today": ROOT, "base": old}
+            courses = {k: _course(tmp / k, c, lessons) for k, c in codes.items()}
+            rows, tot = [], {"today": 0.0, "base": 0.0}
+            for lesson in lessons:
+                for k, c in codes.items():
+                    _submit(courses[k], c, lesson, "student")
+                walls: dict[str, list[float]] = {"today": [], "base": []}
+                for r in range(reps):
+                    for k in ("base", "today") if r % 2 == 0 else ("today", "base"):
+                        walls[k].append(_grade(courses[k], codes[k], lesson))
+                med = {k: statistics.median(v) for k, v in walls.items()}
+                for k in med:
+                    tot[k] += med[k]
+                ratio = med["today"] / med["base"]
+                log(
+                    f"bench_verdict: {lesson}: today {med['today']:.1f} s, base {med['base']:.1f} s"
+                )
+                rows.append([lesson, f"{med['base']:.1f}", f"{med['today']:.1f}", f"{ratio:.2f}x",
+                             "yes" if ratio <= GOAL else "NO"])  # fmt: skip
+            rows.append(["all", f"{tot['base']:.1f}", f"{tot['today']:.1f}",
+                         f"{tot['today'] / tot['base']:.2f}x", ""])  # fmt: skip
+            klass = {}
+            for k in ("base", "today"):
+                klass[k] = _class(tmp / f"class-{k}", codes[k], class_lesson, class_size)
+                log(f"bench_verdict: class of {class_size} ({k}): {klass[k][0]:.1f} s")
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT,
+                           capture_output=True)  # fmt: skip
+    est = {k: 300 * tot[k] / 2 / 3600 for k in tot}
+    header = (
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores (load avg "
+        f"{os.getloadavg()[0]:.1f} at the end), Python {platform.python_version()}; "
+        f"{time.strftime('%Y-%m-%d %H:%M')}. Run by `python -m bench.bench_verdict --base {base}` "
+        f"(median of {reps} per lesson and code, alternating).\n\n"
+        f"Base: commit `{base}`, where the test cells (hidden tests included) ran inside the "
+        "student's kernel behind the in-kernel guard. Today: 9.1-9.4 are graded by the trusted "
+        "verdict (the test cells run in the grader's process, the student's functions called "
+        "through the plain-data channel, course/grading/boundary.py); 9.5 still runs in the kernel. "
+        "Both sandboxed, same venv, same helpers, one reference submission per lesson. "
+        f"Goal: today at most {GOAL}x the base per lesson.\n\n"
+    )
+    body = table(["lesson", "base wall s", "today wall s", "ratio", f"<= {GOAL}x"], rows)
+    tail = (
+        f"\n\n**Class run.** {class_size} reference submissions of {class_lesson}, "
+        "`runner.autograde` on 2 workers: "
+        f"base {klass['base'][0]:.1f} s ({klass['base'][1]}/{class_size} full marks), "
+        f"today {klass['today'][0]:.1f} s ({klass['today'][1]}/{class_size} full marks, the "
+        "preflight canary's two gradings included); ratio "
+        f"{klass['today'][0] / klass['base'][0]:.2f}x.\n\n"
+        "**300 students x 5 lessons on 2 cores** (300 x the sum of the per-lesson medians / 2 "
+        f"workers): base {est['base']:.1f} h, today {est['today']:.1f} h. Every demo cell of a "
+        "notebook still runs when it is graded (the autograded notebook shows the student's "
+        "outputs); the verdict itself is a small part of each lesson's time.\n"
+    )
+    return "## Trusted verdict: cost against the in-kernel verdict\n\n" + header + body + tail
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.bench_verdict")
+    p.add_argument("lessons", nargs="*")
+    p.add_argument("--base", default="ca232ae")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--class-size", type=int, default=20)
+    p.add_argument("--class-lesson", default="9.1")
+    p.add_argument("--no-write", action="store_true")
+    a = p.parse_args(argv)
+    lessons = a.lessons or sorted(p.name for p in (ROOT / "source_notebooks").iterdir())
+    body = run(a.base, a.reps, a.class_size, a.class_lesson, lessons)
+    print(body)
+    if not a.no_write:
+        write_section("verdict", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""The trusted verdict's parts: the plain-data wire (course/grading/wire.py), the channel into a
+kernel (course/grading/boundary.py) and the trusted test cells (course/build_lessons.py).
+
+- the wire round-trips generated plain data exactly (type for type, bit for bit) and refuses, as a
+  class, everything else: subclasses of builtins and of ndarray, object and structured dtypes,
+  foreign objects, over-deep nesting; a corrupted message never raises anything but NotPlainData;
+- the channel, against a real kernel: in-place changes written back, aliasing kept, the student's
+  exceptions mapped to builtin classes (never SystemExit), lying objects refused, a call past its
+  limit reported as a timeout, an unknown function as NameError;
+- the trusted test cells use only names their preamble and the graded functions provide, and the
+  source notebooks of these lessons hold no hidden test.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from course.build_lessons import TRUSTED_VERDICT, graded_functions, trusted_tests
+from course.grading import wire
+from course.grading.verdict import preamble
+from tests.conftest import ROOT
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128", "<U3", "|S4"]  # fmt: skip
+
+
+def _arrays():
+    return st.sampled_from(DTYPES).flatmap(
+        lambda d: hnp.arrays(
+            np.dtype(d), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
+        )  # fmt: skip
+    )
+
+
+SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20) | st.binary(max_size=20)
+    | _arrays().map(lambda a: a.reshape(-1)[0] if a.size else np.float64(0.0))
+)  # fmt: skip
+PLAIN = st.recursive(
+    SCALARS | _arrays(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def same(a, b) -> bool:
+    """Type for type and bit for bit (NaN equal to NaN, -0.0 unequal to 0.0)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if type(a) is np.ndarray:
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, np.generic):
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if type(a) is float:
+        return a.hex() == b.hex()
+    return a == b
+
+
+@settings(max_examples=300, deadline=None)
+@given(PLAIN)
+def test_plain_data_round_trips_exactly(value):
+    back = wire.loads(wire.dumps(value))
+    assert same(back, value), (value, back)
+
+
+class LieFloat(float):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = float.__hash__
+
+
+class LieArray(np.ndarray):
+    def __eq__(self, other):
+        return True
+
+
+class Anything:
+    def __eq__(self, other):
+        return True
+
+    def __float__(self):
+        return 0.0
+
+    def __array__(self, *a, **k):
+        return np.zeros(3)
+
+
+def _deep(n):
+    v = 1.0
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+NOT_PLAIN = [
+    LieFloat(1.0), np.zeros(3).view(LieArray), Anything(), np.array([Anything()], dtype=object),
+    np.zeros(2, dtype=[("a", "f8")]), np.zeros(2, dtype="datetime64[s]"), np.zeros(2, "V8"),
+    {1, 2}, frozenset(), (x for x in range(2)), type, len, np.float64, _deep(wire.MAX_DEPTH + 2),
+    [1.0, Anything()], {"k": LieFloat(2.0)}, (np.zeros(2), np.zeros(1).view(LieArray)),
+    type("S", (str,), {})("s"), type("I", (int,), {})(3), np.matrix([[1.0]]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", NOT_PLAIN, ids=lambda v: type(v).__name__)
+def test_everything_else_is_refused(value):
+    with pytest.raises(wire.NotPlainData):
+        wire.dumps(value)
+
+
+def test_a_corrupted_message_raises_only_not_plain_data():
+    """Random corruption of valid messages (bytes flipped, cut, JSON fields replaced): loads either
+    returns plain data that encodes again, or raises NotPlainData."""
+    rng = random.Random(7)
+    seeds = [np.arange(6.0).reshape(2, 3), [1, (2.5, "x"), {"a": np.int8(3)}], b"\x00\xff", "é"]
+    trees = [wire.encode(v) for v in seeds]
+    bad_specs = ["|O8", ">f8", "V8", "<M8[s]", "<U999999", "f8", "<f8,<i4", 7, None, "<U-1"]
+    for _ in range(600):
+        tree = json.loads(json.dumps(rng.choice(trees)))
+        text = json.dumps(tree)
+        kind = rng.randrange(4)
+        if kind == 0:
+            i = rng.randrange(len(text))
+            text = text[:i] + rng.choice('{}[]",:0aZ-') + text[i + 1 :]
+        elif kind == 1:
+            text = text[: rng.randrange(len(text))]
+        elif kind == 2 and isinstance(tree, dict):
+            key = rng.choice(list(tree))
+            tree[key] = rng.choice([bad_specs[rng.randrange(len(bad_specs))], [-1], [2**40], "AAA"])
+            text = json.dumps(tree)
+        import base64
+
+        msg = base64.b64encode(text.encode()).decode()
+        try:
+            out = wire.loads(msg)
+        except wire.NotPlainData:
+            continue
+        wire.dumps(out)  # what came back is plain data
+    for junk in ["", "%%%", "A" * 7, 12, None, b"AAAA", "A" * (wire.MAX_TEXT + 4)]:
+        with pytest.raises(wire.NotPlainData):
+            wire.loads(junk)
+
+
+# --- the channel, against a real (unsandboxed) kernel --------------------------------------------
+
+KERNEL_CODE = r"""
+import numpy as np, time
+
+class Mine(ValueError):
+    pass
+
+def add_one_in_place(a):
+    a += 1
+    return None
+
+def same_array(a):
+    return a
+
+def a_view(a):
+    return a[1:]
+
+def a_copy(a):
+    return a.copy()
+
+def raises_mine(x):
+    raise Mine("my message")
+
+def raises_exit(x):
+    raise SystemExit(3)
+
+def lies(x):
+    class L(float):
+        def __eq__(self, o):
+            return True
+    return L(1.0)
+
+def slow(x):
+    time.sleep(x)
+    return x
+
+def echo(*a, **k):
+    return a, k
+
+def appends(lst):
+    lst.append(99)
+"""
+
+
+@pytest.fixture(scope="module")
+def channel():
+    from jupyter_client.manager import start_new_kernel
+
+    from course.grading.boundary import Channel
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        kc.execute_interactive(KERNEL_CODE, timeout=60)
+        ch = Channel(km.connection_file, timeout=20)
+        yield ch
+        ch.close()
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_channel_writes_back_in_place_changes_and_keeps_aliasing(channel):
+    from course.grading.boundary import Remote
+
+    a = np.arange(4.0)
+    assert Remote(channel, "add_one_in_place")(a) is None
+    assert a.tolist() == [1.0, 2.0, 3.0, 4.0], "the in-place change was not written back"
+    lst = [1]
+    Remote(channel, "appends")(lst)
+    assert lst == [1, 99]
+    b = np.arange(5.0)
+    assert Remote(channel, "same_array")(b) is b
+    v = Remote(channel, "a_view")(b)
+    assert np.shares_memory(v, b) and v.tolist() == [1.0, 2.0, 3.0, 4.0]
+    c = Remote(channel, "a_copy")(b)
+    assert not np.shares_memory(c, b) and c.tolist() == b.tolist()
+
+
+def test_channel_maps_exceptions_refuses_lies_and_times_out(channel):
+    from course.grading.boundary import CallTimeout, NotPlainReturn, Remote, StudentRaised
+
+    with pytest.raises(ValueError, match="my message") as err:
+        Remote(channel, "raises_mine")(1)
+    assert type(err.value) is ValueError and err.value.course_function == "raises_mine"
+    with pytest.raises(StudentRaised):  # never SystemExit in the grader
+        Remote(channel, "raises_exit")(1)
+    with pytest.raises(NotPlainReturn, match="not plain data"):
+        Remote(channel, "lies")(1)
+    with pytest.raises(NameError):
+        Remote(channel, "no_such_function")(1)
+    args = (np.float32(1.5), np.array(["ab", "c"]), b"\x00", -0.0, math.nan, 2**70, None)
+    got = Remote(channel, "echo")(*args, key=(1, [2.0]))
+    assert same(got, (args, {"key": (1, [2.0])}))
+    channel.timeout = 1.0
+    try:
+        with pytest.raises(CallTimeout):
+            Remote(channel, "slow")(3.0)
+    finally:
+        channel.timeout = 20
+
+
+# --- the trusted test cells ----------------------------------------------------------------------
+
+
+def _free_names(code: str) -> set[str]:
+    tree = ast.parse(code)
+    assigned, used = set(), set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            (assigned if isinstance(n.ctx, (ast.Store, ast.Del)) else used).add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            assigned.add(n.name)
+        elif isinstance(n, ast.arg):
+            assigned.add(n.arg)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            assigned |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            assigned.add(n.name)
+    return used - assigned - set(dir(builtins))
+
+
+@pytest.mark.parametrize("lesson", sorted(TRUSTED_VERDICT))
+def test_trusted_tests_need_only_their_preamble_and_the_graded_functions(lesson):
+    given_names = _free_names(preamble(lesson)) | set(graded_functions(lesson))
+    ns: dict = {}
+    exec(preamble(lesson), ns)
+    given_names |= set(ns)
+    for gid, test in trusted_tests(lesson).items():
+        missing = _free_names(test.code) - given_names
+        assert not missing, f"{lesson} {gid} uses names the grader does not provide: {missing}"
+        assert test.hidden_line > 0, f"{lesson} {gid} has no hidden tests"
+
+
+@pytest.mark.parametrize("lesson", sorted(TRUSTED_VERDICT))
+def test_source_notebook_of_a_trusted_lesson_holds_no_hidden_test(lesson):
+    text = (ROOT / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text()
+    assert "BEGIN HIDDEN TESTS" not in text and "_ref_" not in text
+    for test in trusted_tests(lesson).values():
+        hidden = test.code.splitlines()[test.hidden_line :]
+        secret = [ln.strip() for ln in hidden if len(ln.strip()) >= 40 and ln.strip() not in text]
+        assert secret, "the hidden part should hold lines of its own"
+        assert not any(ln in text for ln in secret)
