@@ -2,9 +2,10 @@
 
     python course/instructor.py release [LESSON ...]      build_lessons.py + nbgrader generate_assignment
     python course/instructor.py bundle [--out DIR]        the student bundle (folder + .tar.gz)
-    python course/instructor.py collect SRC LESSON ...    workspaces or zips -> submitted/<student>/<lesson>/
+    python course/instructor.py collect SRC LESSON ... [--replace]
+                                                          workspaces or zips -> submitted/<student>/<lesson>/
     python course/instructor.py autograde LESSON [--student S] [--workers 2] [--timeout SECONDS]
-                                [--notebook-timeout SECONDS] [--trusted-students]
+                                [--notebook-timeout SECONDS] [--trusted-students] [--no-preflight]
     python course/instructor.py feedback LESSON           nbgrader generate_feedback (hidden tests redacted)
     python course/instructor.py export [--to grades.csv]  nbgrader export
     python course/instructor.py hub-collect LESSON        JupyterHub: exchange -> submitted/ (forgeries refused)
@@ -20,7 +21,8 @@ machinery is the package course/grading/:
   gradebook or other students, memory/process/file limits); autograde refuses to run without it
   unless ``--trusted-students`` (UNSAFE, printed in the report);
 - ``safety``: ``GuardedExecute`` and ``RedactHiddenTests``, loaded by course/nbgrader_config.py;
-- ``collect``: refuses symlinks, devices, escaping names and oversized notebooks.
+- ``collect``: refuses symlinks, devices, escaping names, oversized notebooks, zip bombs, an id
+  claimed twice and a silent replacement; the submission time is the collect run's.
 
 Standard library + nbgrader only; run with the course venv (``.venv/bin/python``).
 """
@@ -116,6 +118,8 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("collect", help="copy students' notebooks into submitted/")
     p.add_argument("src", type=Path)
     p.add_argument("lessons", nargs="+")
+    p.add_argument("--replace", action="store_true",
+                   help="replace submissions that came from another source")  # fmt: skip
     p = sub.add_parser("autograde", help="autograde one student or the whole class")
     p.add_argument("lesson")
     p.add_argument("--student", action="append")
@@ -142,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     elif a.cmd == "bundle":
         bundle(a.out)
     elif a.cmd == "collect":
-        collect(a.src, a.lessons)
+        collect(a.src, a.lessons, replace=a.replace)
     elif a.cmd == "autograde":
         report = autograde(a.lesson, a.student, a.workers, a.timeout, trusted=a.trusted_students,
                            notebook_timeout=a.notebook_timeout, check=not a.no_preflight)  # fmt: skip

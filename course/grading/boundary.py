@@ -37,6 +37,7 @@ SERVER = r"""
 def _course_server_factory(wire_source):
     import sys, types
     import numpy as np
+    from IPython import get_ipython
     wire = types.ModuleType("course_wire")
     exec(compile(wire_source, "<course wire>", "exec"), wire.__dict__)
     shell = get_ipython()

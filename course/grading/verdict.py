@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -125,14 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per test cell")
     args = ap.parse_args(argv)
     cells = [c for c in args.cells.split(",") if c] or None
+    # The verdicts go to the original stdout; everything else this process prints (a test, a
+    # library, a value of the student's) goes to stderr, so nothing can forge a verdict line.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     try:
         channel = Channel(args.connection_file, timeout=args.timeout)
     except (ChannelError, Exception) as err:  # noqa: BLE001
-        print(json.dumps({"error": f"{type(err).__name__}: {err}"}), flush=True)
+        print(json.dumps({"error": f"{type(err).__name__}: {err}"}), file=out, flush=True)
         return 2
     try:
         for v in run_lesson(channel, args.lesson, cells, args.timeout):
-            print(json.dumps(asdict(v)), flush=True)
+            print(json.dumps(asdict(v)), file=out, flush=True)
     finally:
         channel.close()
     return 0
