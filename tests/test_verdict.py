@@ -202,6 +202,14 @@ def echo(*a, **k):
 
 def appends(lst):
     lst.append(99)
+
+def divides(a, b):
+    return np.asarray(a) / np.asarray(b)
+
+def warns(x):
+    import warnings
+    warnings.warn("from the student", RuntimeWarning)
+    return x
 """
 
 
@@ -255,7 +263,22 @@ def test_channel_maps_exceptions_refuses_lies_and_times_out(channel):
     got = Remote(channel, "echo")(*args, key=(1, [2.0]))
     assert same(got, (args, {"key": (1, [2.0])}))
     channel.timeout = 1.0
-    try:
+    try:  # the student's warnings meet the test's filters, the test's errstate reaches the kernel
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            with pytest.raises(RuntimeWarning, match="from the student"):
+                Remote(channel, "warns")(1)
+            with pytest.raises(RuntimeWarning):
+                Remote(channel, "divides")(np.zeros(2), np.zeros(2))
+            with np.errstate(all="ignore"):
+                assert np.isnan(Remote(channel, "divides")(np.zeros(2), np.zeros(2))).all()
+        with np.errstate(all="raise"), pytest.raises(FloatingPointError):
+            Remote(channel, "divides")(np.ones(2), np.zeros(2))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert Remote(channel, "warns")(5) == 5
         with pytest.raises(CallTimeout):
             Remote(channel, "slow")(3.0)
     finally:

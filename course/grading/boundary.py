@@ -24,6 +24,7 @@ import secrets
 import socket
 import struct
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -55,23 +56,29 @@ def _course_server_factory(wire_source):
                     break
         return found
 
+    import warnings
+
     def serve(text):
         req = wire.loads(text)
         fn = shell.user_ns.get(req["f"])
         if not callable(fn):
-            return wire.dumps(["missing", req["f"], []])
+            return wire.dumps(["missing", req["f"], [], []])
         args, kwargs = list(req["a"]), dict(req["k"])
         before = [wire.dumps(a) if type(a) in (np.ndarray, list, dict) else None for a in args]
-        try:
-            result = fn(*args, **kwargs)
-        except BaseException as err:
-            names = [c.__name__ for c in type(err).__mro__]
-            reply = ["raise", names, str(err)[:400]]
-        else:
+        with warnings.catch_warnings(record=True) as caught, np.errstate(**req["e"]):
+            warnings.simplefilter("always")  # the caller's filters decide, on its side
             try:
-                reply = ["ok", wire.encode(result), aliases(result, args)]
-            except Exception as err:
-                reply = ["bad", str(err)[:400]]
+                result = fn(*args, **kwargs)
+            except BaseException as err:
+                names = [c.__name__ for c in type(err).__mro__]
+                reply = ["raise", names, str(err)[:400]]
+            else:
+                try:
+                    reply = ["ok", wire.encode(result), aliases(result, args)]
+                except Exception as err:
+                    reply = ["bad", str(err)[:400]]
+        reply.append([[[c.__name__ for c in w.category.__mro__], str(w.message)[:400]]
+                      for w in caught[:50]])  # fmt: skip
         changed = []
         for i, a in enumerate(args):
             if before[i] is not None:
@@ -277,7 +284,9 @@ class Channel:
         exception it raised, raised here."""
         self.calls += 1
         try:
-            request = wire.dumps({"f": function, "a": list(args), "k": dict(kwargs)})
+            request = wire.dumps(
+                {"f": function, "a": list(args), "k": dict(kwargs), "e": np.geterr()}
+            )
         except wire.NotPlainData as err:  # a test's own argument: an error in the test
             raise TypeError(f"test argument cannot cross to the kernel: {err}") from None
         text = self._exchange(request)
@@ -285,9 +294,11 @@ class Channel:
             reply = wire.loads(text)
         except wire.NotPlainData as err:
             raise NotPlainReturn(f"the answer of {function} could not be read: {err}") from None
-        if type(reply) is not list or len(reply) < 2 or type(reply[-1]) is not list:
+        # [kind, payload..., warnings, changed]: ok (value, aliases), raise (MRO names, message),
+        # bad (why), missing (name)
+        if type(reply) is not list or len(reply) < 3 or type(reply[-1]) is not list:
             raise NotPlainReturn(f"the answer of {function} could not be read")
-        changed = reply[-1]
+        *reply, caught, changed = reply
         for item in changed:
             if (
                 type(item) is list
@@ -300,7 +311,9 @@ class Channel:
                 except wire.NotPlainData:
                     pass
         kind = reply[0]
-        if kind == "ok" and len(reply) == 4:
+        if type(caught) is list:
+            self._reissue(caught[:50])  # may raise, as a warnings filter set to "error" does
+        if kind == "ok" and len(reply) == 3:
             try:
                 value = wire.decode(reply[1])
             except wire.NotPlainData as err:
@@ -308,17 +321,30 @@ class Channel:
                     f"{function} returned data that could not be read: {err}"
                 ) from None
             return self._alias(value, reply[2], args)
-        if kind == "raise" and len(reply) == 4:
+        if kind == "raise" and len(reply) == 3:
             err = _student_exception(reply[1], str(reply[2]))
             err.course_function = function
             raise err
-        if kind == "bad" and len(reply) == 3:
+        if kind == "bad" and len(reply) == 2:
             raise NotPlainReturn(f"{function} returned a value that is not plain data ({reply[1]}); "
                                  "return numbers, strings, booleans, None, NumPy arrays, tensors "
                                  "or lists/tuples/dicts of those")  # fmt: skip
         if kind == "missing":
             raise NameError(f"the notebook defines no function {function!r} (was its cell run?)")
         raise NotPlainReturn(f"the answer of {function} could not be read")
+
+    @staticmethod
+    def _reissue(caught: list) -> None:
+        """The warnings the student's function issued, issued again here, so the test's own
+        filters decide (``simplefilter("error", RuntimeWarning)`` fails the call, as it did when
+        the test ran in the kernel). The category is the first builtin warning class of its MRO."""
+        for item in caught:
+            if type(item) is not list or len(item) != 2 or type(item[1]) is not str:
+                continue
+            names = item[0] if type(item[0]) is list else []
+            cat = next((c for c in (getattr(builtins, str(n), None) for n in names)
+                        if isinstance(c, type) and issubclass(c, Warning)), UserWarning)  # fmt: skip
+            warnings.warn(item[1], cat, stacklevel=4)
 
     @staticmethod
     def _alias(value, found, args):
