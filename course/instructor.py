@@ -40,10 +40,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from course.build_lessons import HIDDEN_BEGIN, HIDDEN_END  # noqa: E402
 from course.grading.collect import STUDENT_ID, collect, collect_report  # noqa: E402
 from course.grading.common import BIN, db_url, nbgrader  # noqa: E402
 from course.grading.runner import autograde  # noqa: E402
-from course.grading.safety import HIDDEN_BEGIN, HIDDEN_END  # noqa: E402
 from course.grading.sandbox import unavailable_reason  # noqa: E402
 
 __all__ = ["BIN", "BUNDLE_FILES", "HIDDEN_BEGIN", "HIDDEN_END", "STUDENT_ID", "autograde",

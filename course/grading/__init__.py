@@ -2,6 +2,10 @@
 
 - ``course.grading.safety``: the nbgrader preprocessors ``GuardedExecute`` and ``RedactHiddenTests``
   (loaded by course/nbgrader_config.py into every nbgrader run);
+- ``course.grading.verdict``: the trusted verdict (lessons in ``course.build_lessons.TRUSTED_VERDICT``):
+  the test cells run in a process of the grader, the student's functions reached through
+  ``course.grading.boundary`` (a channel into the kernel) with plain data only
+  (``course.grading.wire``);
 - ``course.grading.sandbox``: the bubblewrap sandbox around each student's kernel;
 - ``course.grading.runner``: the class run (one nbgrader process and one private gradebook per
   student, sharded over workers, merged, with a report);

@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+from course.build_lessons import HIDDEN_BEGIN, HIDDEN_END, HIDDEN_NOTE  # one delimiter, one note
 
 # The guard lives in the kernel under a name drawn per notebook (NAME, TOKEN are replaced): code
 # that replaces a guard it finds by the well-known name replaces nothing.
@@ -523,7 +523,7 @@ def make_safety_classes():
             lines = cell.source.splitlines()
             start = next(i for i, ln in enumerate(lines) if HIDDEN_BEGIN in ln)
             end = next((i for i, ln in enumerate(lines) if HIDDEN_END in ln), len(lines) - 1)
-            visible = lines[:start] + ["# (hidden tests: not shown)"] + lines[end + 1 :]
+            visible = lines[:start] + [HIDDEN_NOTE] + lines[end + 1 :]
             cell.source = "\n".join(visible)
             outputs = []
             for o in cell.get("outputs", []):

@@ -19,15 +19,14 @@ import re
 import shutil
 from pathlib import Path
 
+from course.build_lessons import HIDDEN_BEGIN, HIDDEN_END, HIDDEN_NOTE
 from course.grading.common import ROOT, db_url, nbgrader
-from course.grading.safety import HIDDEN_BEGIN, HIDDEN_END
 
 SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 HIDDEN_REGION = re.compile(
     r"^([ \t]*)" + re.escape(HIDDEN_BEGIN) + r".*?(?:" + re.escape(HIDDEN_END) + r"[^\n]*|\Z)",
     re.S | re.M,
 )
-HIDDEN_NOTE = "# (hidden tests: not shown)"
 
 
 def due_date(lesson: str, root: Path = ROOT) -> dt.datetime | None:
