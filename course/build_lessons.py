@@ -38,8 +38,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS_DIR = ROOT / "course" / "lessons"
 SOURCE_DIR = ROOT / "source_notebooks"
@@ -218,8 +216,10 @@ def graded_functions(lesson: str) -> list[str]:
     return names
 
 
-def build(source: Path) -> nbformat.NotebookNode:
-    """Parse one percent-format lesson into an nbgrader source notebook."""
+def build(source: Path):
+    """Parse one percent-format lesson into an nbgrader source notebook (an nbformat NotebookNode)."""
+    import nbformat  # here, not at the top: the grader's verdict process needs none of it
+
     cells = _parse(source)
     trusted = source.stem in TRUSTED_VERDICT
     if trusted:
@@ -269,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.lessons:
         sources = [s for s in sources if s.stem in args.lessons]
     stale = []
+    import nbformat
+
     for src in sources:
         text = nbformat.writes(build(src)) + "\n"
         dst = target_for(src)
