@@ -73,12 +73,14 @@ from nbgrader.preprocessors import (  # noqa: E402
 )
 
 from course.grading.safety import make_safety_classes  # noqa: E402
+from course.grading.sanitise import SanitiseOutputs  # noqa: E402
 from course.grading.stderr_policy import StderrShownNotGraded  # noqa: E402
 
 GuardedExecute, RedactHiddenTests = make_safety_classes()
 c.Autograde.autograde_preprocessors = [
     GuardedExecute,
     StderrShownNotGraded,
+    SanitiseOutputs,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
@@ -86,4 +88,9 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
-c.GenerateFeedback.preprocessors = [GetGrades, RedactHiddenTests, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = [
+    SanitiseOutputs,
+    GetGrades,
+    RedactHiddenTests,
+    CSSHTMLHeaderPreprocessor,
+]
