@@ -96,12 +96,12 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
         raise SystemExit(f"bench_verdict needs the sandbox: {why}")
     with tempfile.TemporaryDirectory(prefix="bench-verdict-") as tmp:
         tmp = Path(tmp)
-        old = tmp / "base"
+        old = tmp / "code-base"  # the base commit's checkout (courses live beside it, not in it)
         subprocess.run(["git", "worktree", "add", "--detach", str(old), base], cwd=ROOT,
                        check=True, capture_output=True)  # fmt: skip
         try:
             codes = {"today": ROOT, "base": old}
-            courses = {k: _course(tmp / k, c, lessons) for k, c in codes.items()}
+            courses = {k: _course(tmp / f"grade-{k}", c, lessons) for k, c in codes.items()}
             rows, tot = [], {"today": 0.0, "base": 0.0}
             for lesson in lessons:
                 for k, c in codes.items():

@@ -362,6 +362,6 @@ def test_one_run_gives_every_student_the_same_time(tmp_path):
     inbox, course = tmp_path / "inbox", tmp_path / "course"
     for name in ["a1/", "a2.zip", "a3/"]:
         make_entry(inbox, name, name)
-    got, _ = C.collect_report(inbox, [LESSON], root=course, now=T1)
+    got, _ = C.collect_report(inbox, [LESSON], root=course)  # the run's own clock, not now=
     assert sorted(got) == ["a1", "a2", "a3"]
-    assert {stamp_of(course, s) for s in got} == {T1}
+    assert len({stamp_of(course, s) for s in got}) == 1, "one run, one submission time"

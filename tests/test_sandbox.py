@@ -229,7 +229,8 @@ def FN(*args, **kwargs):
     np.allclose = np.array_equal = lambda *a, **k: True
     np.testing.assert_allclose = np.testing.assert_array_equal = lambda *a, **k: None
     sys.setprofile(lambda *a: None)
-    return None
+    return 0.0  # of the right type for p_info and expected_draws: in a kernel-side test, only
+    # the patched comparisons would stand between it and the points
 """,
     # hidden tests and reference copies read from any file the kernel can see
     "files": """
@@ -279,6 +280,15 @@ def _record(fn):
         print("CALLED", repr(a))
         return fn(*a, **k)
     return wrapped
+"""
+# A correct notebook whose p_info raises, on the hidden-only probe, an exception that carries its
+# arguments: the feedback may say that p_info raised ValueError, never with what message.
+RAISE_ARGS = """
+_p_info_ok = p_info
+def p_info(p, G):
+    if type(p) is float and p == 0.25 and G == 4:
+        raise ValueError("ARGS=" + repr((p, G)))
+    return _p_info_ok(p, G)
 """
 STASH_PRINT = """
 import glob
@@ -407,6 +417,10 @@ def attacked(tmp_path_factory, listener):
         cell.source += f"\n{fn} = _record({fn})\n"
     nb.cells.append(nbformat.v4.new_code_cell(STASH_PRINT))
     subs["x_stash"] = (nb, full)
+    nb = S.filled(LESSON)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "p_info")
+    cell.source += "\n" + RAISE_ARGS
+    subs["x_raise_args"] = (nb, S.expected_points(LESSON, {"test_p_info"}))
     for student, (nb, _) in subs.items():
         dest = course.root / "submitted" / student / LESSON
         dest.mkdir(parents=True)
@@ -483,6 +497,11 @@ def test_forged_verdicts_earn_nothing_and_the_honest_stash_takes_no_hidden_input
         t.code for t in trusted_tests(LESSON).values()
     ), "the probe must be a call that only a hidden test makes"
     probe = repr((0.25, 4))
+    raised = course.root / "feedback" / "x_raise_args" / LESSON / f"{LESSON}.html"
+    text = html.unescape(re.sub(r"<[^>]+>", "", raised.read_text()))
+    assert "p_info raised ValueError" in text and "ARGS=" not in text and probe not in text, (
+        "a hidden call's exception message reached the feedback"
+    )
     for path in [
         course.root / "autograded" / "x_stash" / LESSON / f"{LESSON}.ipynb",
         course.root / "feedback" / "x_stash" / LESSON / f"{LESSON}.html",
@@ -638,6 +657,34 @@ def test_preflight_stops_a_class_whose_solution_does_not_get_full_marks(tmp_path
         instructor.autograde(LESSON, workers=1, timeout=60, root=course.root)
     assert not (course.root / "autograded" / "dave").exists(), "a student was graded anyway"
     assert not list((course.root / "submitted").glob("canary*")), "a canary was left behind"
+
+
+@pytest.mark.parametrize(
+    "solution, empty, says",
+    [
+        ({"ok": True, "score": 10.0, "max_score": 10.0}, {"ok": True, "score": 0.0, "max_score": 10.0}, None),
+        ({"ok": True, "score": 7.0, "max_score": 10.0}, {"ok": True, "score": 0.0, "max_score": 10.0}, "solution scored 7/10"),
+        ({"ok": True, "score": 10.0, "max_score": 10.0}, {"ok": True, "score": 3.0, "max_score": 10.0}, "release scored 3/10"),
+        ({"ok": False, "reason": "the kernel died"}, {"ok": True, "score": 0.0, "max_score": 10.0}, "grading failed (the kernel died)"),
+    ],
+)  # fmt: skip
+def test_preflight_says_which_canary_failed_and_cleans_up(tmp_path, monkeypatch, solution, empty,
+                                                          says):  # fmt: skip
+    """Every branch of the canary's check (the grading itself is tested above, in a real run)."""
+    from course.grading import runner
+
+    for folder in ("source_notebooks", "release"):
+        (tmp_path / folder / LESSON).mkdir(parents=True)
+        (tmp_path / folder / LESSON / f"{LESSON}.ipynb").write_text("{}")
+    (tmp_path / "gradebook.db").write_text("")
+    recs = {"canary+solution": solution, "canary+empty": empty}
+    monkeypatch.setattr(runner, "_grade_one", lambda lesson, sid, *a: recs[sid])
+    why = runner.preflight(LESSON, tmp_path, [], 60)
+    if says is None:
+        assert why is None
+    else:
+        assert why and says in why and "Fix:" in why, why
+    assert not list((tmp_path / "submitted").glob("canary*")), "a canary was left behind"
 
 
 def test_autograde_refuses_without_a_sandbox_unless_trusted(tmp_path, monkeypatch):

@@ -18,7 +18,9 @@ import builtins
 import json
 import math
 import random
+import re
 
+import nbformat
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -285,6 +287,57 @@ def test_channel_maps_exceptions_refuses_lies_and_times_out(channel):
         channel.timeout = 20
 
 
+def _forged(replies):
+    """A Channel whose kernel is a forger: each call gets the next crafted answer text."""
+    from course.grading.boundary import Channel
+
+    ch = object.__new__(Channel)
+    ch.calls, ch.timeout, ch.deadline = 0, 5.0, None
+    it = iter(replies)
+    ch._exchange = lambda request: next(it)
+    return ch
+
+
+def test_crafted_answers_never_escape_as_anything_but_a_failed_call():
+    """Answers a forged kernel server could send (wrong shapes, crafted MRO names and warning
+    categories, write-back to positions that do not exist, aliases on a dict, huge warning texts):
+    each ends as a value, an Exception or a ChannelError; never SystemExit/KeyboardInterrupt, never
+    a write outside the call's arguments, never a flood."""
+    import warnings
+
+    from course.grading.boundary import ChannelError, Remote
+
+    env = wire.envelope
+    ok = wire.encode
+    crafted = [
+        "%%%", "", env([]), env(["ok"]), env({"a": 1}), env(["ok", ok(1.0), [], [], "x"]),
+        env(["raise", "builtins.SystemExit", "x", [], []]),
+        env(["raise", ["builtins.SystemExit", "builtins.BaseException"], "x", [], []]),
+        env(["raise", ["builtins.KeyboardInterrupt"], "x", [], []]),
+        env(["raise", ["__main__.ValueError", "builtins.Exception"], "x" * 10**6, [], []]),
+        env(["raise", ["builtins.UnicodeDecodeError"], "x", [], []]),
+        env(["raise", 7, None, [], []]),
+        env(["ok", ok({"k": np.zeros(2)}), [[[0], 0, 0, [8], True]], [], []]),
+        env(["ok", ok(np.zeros(3)), [[[], 5, 0, [8], False]], [], []]),
+        env(["ok", ok(np.zeros(3)), [[[], 0, 10**9, [10**9], False]], [], []]),
+        env(["ok", ok(1.0), [], [[["builtins.SystemExit"], "w"]] * 10**4, []]),
+        env(["ok", ok(1.0), [], [[["builtins.UserWarning"], "w" * 10**6]], []]),
+        env(["ok", ok(1.0), [], [], [[99, wire.dumps(5)], ["zz", wire.dumps(1)], [0, "!!"]]]),
+        env(["missing", "x", [], []]), env(["bad", "x" * 10**6, [], []]),
+    ]  # fmt: skip
+    ch = _forged(crafted)
+    arr = np.arange(3.0)
+    for _ in crafted:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                Remote(ch, "f")(arr)
+            except (Exception, ChannelError):
+                pass
+        assert len(caught) <= 50 and all(len(str(w.message)) <= 400 for w in caught)
+    assert arr.tolist() == [0.0, 1.0, 2.0], "a forged answer wrote into the caller's argument"
+
+
 # --- the trusted test cells ----------------------------------------------------------------------
 
 
@@ -318,11 +371,20 @@ def test_trusted_tests_need_only_their_preamble_and_the_graded_functions(lesson)
 
 
 @pytest.mark.parametrize("lesson", sorted(TRUSTED_VERDICT))
-def test_source_notebook_of_a_trusted_lesson_holds_no_hidden_test(lesson):
-    text = (ROOT / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text()
-    assert "BEGIN HIDDEN TESTS" not in text and "_ref_" not in text
-    for test in trusted_tests(lesson).values():
-        hidden = test.code.splitlines()[test.hidden_line :]
-        secret = [ln.strip() for ln in hidden if len(ln.strip()) >= 40 and ln.strip() not in text]
-        assert secret, "the hidden part should hold lines of its own"
-        assert not any(ln in text for ln in secret)
+def test_source_notebook_and_release_of_a_trusted_lesson_hold_no_hidden_test(lesson):
+    """The hidden part's own lines (those the lesson source has nowhere else) are in neither."""
+    source = (ROOT / "course" / "lessons" / f"{lesson}.py").read_text()
+    outside = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", source, flags=re.S)
+    for nb in ("source_notebooks", "release"):
+        text = "\n".join(
+            c.source for c in nbformat.read(ROOT / nb / lesson / f"{lesson}.ipynb", 4).cells
+        )
+        assert "BEGIN HIDDEN TESTS" not in text and "_ref_" not in text, nb
+        for test in trusted_tests(lesson).values():
+            hidden = test.code.splitlines()[test.hidden_line :]
+            own = [
+                ln.strip() for ln in hidden if len(ln.strip()) >= 30 and ln.strip() not in outside
+            ]
+            assert own, f"{test.grade_id}: the hidden part should hold lines of its own"
+            leaked = [ln for ln in own if ln in text]
+            assert not leaked, f"{nb}/{lesson} holds hidden lines: {leaked[:2]}"

@@ -32,6 +32,7 @@ import numpy as np
 from course.grading import wire
 
 WIRE_SOURCE = Path(wire.__file__).read_text()
+NUMPY_DEFAULT_ERR = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
 
 # Installed in the kernel (__WIRE__ and __SOCK__ are replaced). It keeps no reference to the grader.
 SERVER = r"""
@@ -42,6 +43,7 @@ def _course_server_factory(wire_source):
     wire = types.ModuleType("course_wire")
     exec(compile(wire_source, "<course wire>", "exec"), wire.__dict__)
     shell = get_ipython()
+    errstate_at_install = np.geterr()  # the notebook's own np.seterr, unless a test sets one
 
     def aliases(result, args):
         found = []
@@ -59,37 +61,51 @@ def _course_server_factory(wire_source):
     import warnings
 
     def serve(text):
+        try:
+            return serve_one(text)
+        except BaseException as err:  # a request this kernel cannot serve: say so, keep serving
+            return wire.envelope(["bad", f"the call could not be served ({type(err).__name__})",
+                                  [], []])
+
+    def qualnames(cls):
+        return [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__]
+
+    def serve_one(text):
         req = wire.loads(text)
         fn = shell.user_ns.get(req["f"])
         if not callable(fn):
-            return wire.dumps(["missing", req["f"], [], []])
+            return wire.envelope(["missing", req["f"], [], []])
         args, kwargs = list(req["a"]), dict(req["k"])
-        before = [wire.dumps(a) if type(a) in (np.ndarray, list, dict) else None for a in args]
-        with warnings.catch_warnings(record=True) as caught, np.errstate(**req["e"]):
+        slots = [*enumerate(args), *kwargs.items()]
+        before = {k: wire.dumps(a) for k, a in slots if type(a) in (np.ndarray, list, dict)}
+        err_state = req["e"] if req.get("e") is not None else errstate_at_install
+        with warnings.catch_warnings(record=True) as caught, np.errstate(**err_state):
             warnings.simplefilter("always")  # the caller's filters decide, on its side
             try:
                 result = fn(*args, **kwargs)
             except BaseException as err:
-                names = [c.__name__ for c in type(err).__mro__]
-                reply = ["raise", names, str(err)[:400]]
+                reply = ["raise", qualnames(type(err)), str(err)[:400]]
             else:
                 try:
                     reply = ["ok", wire.encode(result), aliases(result, args)]
                 except Exception as err:
                     reply = ["bad", str(err)[:400]]
-        reply.append([[[c.__name__ for c in w.category.__mro__], str(w.message)[:400]]
-                      for w in caught[:50]])  # fmt: skip
+        seen, warned = set(), []
+        for w in caught:
+            key = (w.category, str(w.message)[:400])
+            if key not in seen and len(warned) < 50:
+                seen.add(key)
+                warned.append([qualnames(w.category), key[1]])
         changed = []
-        for i, a in enumerate(args):
-            if before[i] is not None:
+        for k, a in slots:
+            if k in before:
                 try:
                     now = wire.dumps(a)
                 except Exception:
                     continue
-                if now != before[i]:
-                    changed.append([i, now])
-        reply.append(changed)
-        return wire.dumps(reply)
+                if now != before[k]:
+                    changed.append([k, now])
+        return wire.envelope([*reply, warned, changed])
 
     return serve
 
@@ -144,30 +160,48 @@ class ChannelError(BaseException):
 class CallTimeout(ChannelError):
     """A call ran past its time limit: the kernel is busy and must be replaced."""
 
+    public = "a call ran past the time limit"
+
+
+class ChannelBroken(ChannelError):
+    """The kernel closed the channel (it died during a call): the kernel must be replaced."""
+
+    public = "the kernel died during a call"
+
 
 class NotPlainReturn(ChannelError):
-    """The student's function returned something that is not plain data."""
+    """The student's function returned something that is not plain data (or an answer that could
+    not be read). ``public`` is what a hidden test may say: no text the kernel sent."""
+
+    public = "the function returned a value that is not plain data"
 
 
 class StudentRaised(Exception):
     """Stands for an exception of the student's that has no builtin class to raise here."""
 
 
+def _builtin(names, base: type) -> type | None:
+    """The first class of a student's MRO (a list of "module.qualname") that is a builtin subclass
+    of ``base``; a student's own class named ``ValueError`` is not the builtin one."""
+    for n in names if type(names) is list else []:
+        if type(n) is str and n.startswith("builtins."):
+            cls = getattr(builtins, n.removeprefix("builtins."), None)
+            if isinstance(cls, type) and issubclass(cls, base):
+                return cls
+    return None
+
+
 def _student_exception(names: list, message: str) -> BaseException:
     """An exception to raise on the trusted side for one the student's function raised: the first
     builtin class in its MRO (so ``except ValueError`` catches a subclass of ValueError), never one
     that would stop the grader (SystemExit, KeyboardInterrupt: those become StudentRaised)."""
-    for n in names if type(names) is list else []:
-        cls = getattr(builtins, n, None) if type(n) is str else None
-        if isinstance(cls, type) and issubclass(cls, Exception):
-            try:
-                err = cls(message)
-            except Exception:
-                continue
-            err.course_student = True  # raised by the student's code, not by a test
-            return err
-    err = StudentRaised(f"{'.'.join(str(n) for n in names[:1])}: {message}")
-    err.course_student = True
+    cls = _builtin(names, Exception)
+    err: BaseException
+    try:
+        err = cls(message) if cls is not None else StudentRaised(message)
+    except Exception:  # a builtin that needs other arguments (UnicodeDecodeError, ...)
+        err = StudentRaised(message)
+    err.course_student = True  # raised by the student's code, not by a test
     return err
 
 
@@ -230,12 +264,21 @@ class Channel:
     def close(self) -> None:
         self.sock.close()
 
-    def _recv(self, n: int) -> bytes:
+    def _recv(self, n: int, end: float) -> bytes:
         data = bytearray()
         while len(data) < n:
-            chunk = self.sock.recv(min(n - len(data), 1 << 20))
+            left = end - time.monotonic()
+            if left <= 0:
+                raise CallTimeout("no answer within the time limit")
+            self.sock.settimeout(left)  # the limit holds for the whole answer, not one chunk
+            try:
+                chunk = self.sock.recv(min(n - len(data), 1 << 20))
+            except TimeoutError:
+                raise CallTimeout("no answer within the time limit") from None
+            except OSError as err:
+                raise ChannelBroken(f"the grading channel broke ({err})") from None
             if not chunk:
-                raise NotPlainReturn("the kernel closed the grading channel")
+                raise ChannelBroken("the kernel closed the grading channel")
             data += chunk
         return bytes(data)
 
@@ -245,17 +288,18 @@ class Channel:
             limit = min(limit, self.deadline - time.monotonic())
         if limit <= 0:
             raise CallTimeout("the time limit of this test was reached")
-        self.sock.settimeout(limit)
+        end = time.monotonic() + limit
         try:
+            self.sock.settimeout(limit)
             self.sock.sendall(struct.pack("!Q", len(request)) + request.encode("ascii"))
-            (n,) = struct.unpack("!Q", self._recv(8))
-            if n > wire.MAX_TEXT:
-                raise NotPlainReturn(f"an answer of {n} bytes is over the limit")
-            return self._recv(n).decode("ascii", errors="replace")
         except TimeoutError:
-            raise CallTimeout(f"no answer within {limit:.0f} s") from None
+            raise CallTimeout("the kernel did not take the call within the time limit") from None
         except OSError as err:
-            raise NotPlainReturn(f"the grading channel broke ({err})") from None
+            raise ChannelBroken(f"the grading channel broke ({err})") from None
+        (n,) = struct.unpack("!Q", self._recv(8, end))
+        if n > wire.MAX_TEXT:
+            raise NotPlainReturn(f"an answer of {n} bytes is over the limit")
+        return self._recv(n, end).decode("ascii", errors="replace")
 
     def _request(self, code: str, expressions: dict) -> dict:
         limit = self.timeout
@@ -283,31 +327,27 @@ class Channel:
         """``function(*args, **kwargs)`` in the kernel; its return value as plain data, or the
         exception it raised, raised here."""
         self.calls += 1
+        err_state = np.geterr()
         try:
-            request = wire.dumps(
-                {"f": function, "a": list(args), "k": dict(kwargs), "e": np.geterr()}
-            )
+            request = wire.dumps({"f": function, "a": list(args), "k": dict(kwargs),
+                                  "e": None if err_state == NUMPY_DEFAULT_ERR else err_state})  # fmt: skip
         except wire.NotPlainData as err:  # a test's own argument: an error in the test
             raise TypeError(f"test argument cannot cross to the kernel: {err}") from None
-        text = self._exchange(request)
         try:
-            reply = wire.loads(text)
+            reply = wire.open_envelope(self._exchange(request))
         except wire.NotPlainData as err:
             raise NotPlainReturn(f"the answer of {function} could not be read: {err}") from None
-        # [kind, payload..., warnings, changed]: ok (value, aliases), raise (MRO names, message),
+        # [kind, payload..., warnings, changed]: ok (value, aliases), raise (MRO, message),
         # bad (why), missing (name)
         if type(reply) is not list or len(reply) < 3 or type(reply[-1]) is not list:
             raise NotPlainReturn(f"the answer of {function} could not be read")
         *reply, caught, changed = reply
-        for item in changed:
-            if (
-                type(item) is list
-                and len(item) == 2
-                and type(item[0]) is int
-                and 0 <= item[0] < len(args)
-            ):
+        slots = dict(enumerate(args)) | dict(kwargs)
+        for item in changed[: len(slots)]:
+            if type(item) is list and len(item) == 2 and type(item[0]) in (int, str):
+                target = slots.get(item[0])
                 try:
-                    _write_back(args[item[0]], wire.loads(item[1]))
+                    _write_back(target, wire.loads(item[1]))
                 except wire.NotPlainData:
                     pass
         kind = reply[0]
@@ -322,13 +362,13 @@ class Channel:
                 ) from None
             return self._alias(value, reply[2], args)
         if kind == "raise" and len(reply) == 3:
-            err = _student_exception(reply[1], str(reply[2]))
+            err = _student_exception(reply[1], str(reply[2])[:400])
             err.course_function = function
             raise err
         if kind == "bad" and len(reply) == 2:
-            raise NotPlainReturn(f"{function} returned a value that is not plain data ({reply[1]}); "
-                                 "return numbers, strings, booleans, None, NumPy arrays, tensors "
-                                 "or lists/tuples/dicts of those")  # fmt: skip
+            raise NotPlainReturn(f"{function} returned a value that is not plain data "
+                                 f"({str(reply[1])[:200]}); return numbers, strings, booleans, "
+                                 "None, NumPy arrays, tensors or lists/tuples/dicts of those")  # fmt: skip
         if kind == "missing":
             raise NameError(f"the notebook defines no function {function!r} (was its cell run?)")
         raise NotPlainReturn(f"the answer of {function} could not be read")
@@ -341,10 +381,8 @@ class Channel:
         for item in caught:
             if type(item) is not list or len(item) != 2 or type(item[1]) is not str:
                 continue
-            names = item[0] if type(item[0]) is list else []
-            cat = next((c for c in (getattr(builtins, str(n), None) for n in names)
-                        if isinstance(c, type) and issubclass(c, Warning)), UserWarning)  # fmt: skip
-            warnings.warn(item[1], cat, stacklevel=4)
+            cat = _builtin(item[0], Warning) or UserWarning
+            warnings.warn(item[1][:400], cat, stacklevel=4)
 
     @staticmethod
     def _alias(value, found, args):
@@ -359,8 +397,11 @@ class Channel:
                 continue
             if type(arg) is not np.ndarray or type(leaf) is not np.ndarray:
                 continue
+            if path and type(value) not in (list, tuple):
+                continue
             view = _view_of(arg, leaf.shape, leaf.dtype, offset, strides, same)
-            if view is None or not np.array_equal(view, leaf, equal_nan=True):
+            nan_ok = leaf.dtype.kind in "fc"
+            if view is None or not np.array_equal(view, leaf, equal_nan=nan_ok):
                 continue
             if not path:
                 value = view

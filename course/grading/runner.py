@@ -11,6 +11,7 @@ limit. A student whose grading fails (or who scores 0) is listed with a reason i
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -109,7 +110,9 @@ def _grade_one(lesson: str, student: str, root: Path, url: str, extra: list[str]
     why = _unsafe_files(folder) if not folder.is_symlink() else "the submission folder is a symlink"
     if why:
         return {"student": student, "ok": False, "reason": why}
-    tmp = tempfile.mkdtemp(prefix=f"grade-{re.sub(r'[^A-Za-z0-9_.-]', '_', student)}-")
+    # a short prefix: the sandbox's Unix sockets live under it, and a socket path has at most
+    # 107 bytes (a long student id would make the kernel or the grading channel fail to start)
+    tmp = tempfile.mkdtemp(prefix=f"g{hashlib.sha256(student.encode()).hexdigest()[:8]}-")
     env = nbgrader_env(root, TMPDIR=tmp)
     cmd = [str(BIN / "nbgrader"), "autograde", lesson, "--force", "--student", student,
            f"--CourseDirectory.db_url={url}", *extra]  # fmt: skip

@@ -154,6 +154,7 @@ class _Replay(Exception):
 
 def make_safety_classes():
     """Build the nbgrader preprocessors lazily (nbgrader is imported only inside nbgrader runs)."""
+    from jupyter_core.utils import run_sync
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from nbformat import NotebookNode
     from nbformat.v4 import new_code_cell, new_output
@@ -261,20 +262,23 @@ def make_safety_classes():
             )
             setup = GUARD_SETUP.replace("EXTRA", repr(extra))
             skipped: set[int] = set()
-            self._out_cell, self._out_total, self._out_cut = {}, 0, set()
+            final: int | None = None  # after too many restarts: run the cells before this one once
             restarts = 0
             deadline = time.monotonic() + self.notebook_timeout
             per_cell = self.timeout
             while True:
                 current = None
                 try:
+                    # output counted afresh for each kernel: a re-run overwrites the outputs
+                    self._out_cell, self._out_total, self._out_cut = {}, 0, set()
                     with self.setup_kernel():
-                        self._cap_messages()
                         info = self.wait_for_reply(self.kc.kernel_info())
                         self.nb.metadata["language_info"] = info["content"]["language_info"]
                         if not self._trusted:
                             self._hidden(setup, 0)
                         for index, cell in enumerate(self.nb.cells):
+                            if final is not None and index >= final:
+                                break
                             if index in skipped:
                                 continue
                             left = deadline - time.monotonic()
@@ -294,14 +298,16 @@ def make_safety_classes():
                                 max(1, int(min(per_cell, left))) if per_cell else int(left)
                             )
                             self._run_cell(cell, resources, index)
-                        if self._trusted and self._verdict(lesson, verdicts, skipped, deadline):
-                            raise _Replay()  # a call ran past its limit: a fresh kernel, then on
+                        if self._trusted and self._verdict(
+                            lesson, verdicts, skipped, deadline, final
+                        ):
+                            raise _Replay()  # a call timed out or the kernel died: a fresh one
                     break
                 except _Replay:
                     restarts += 1
-                    self.log.warning("GRADING-SAFETY: a graded call ran past the time limit; "
-                                     "restarting the kernel")  # fmt: skip
-                    if restarts > self.max_restarts:
+                    self.log.warning("GRADING-SAFETY: a graded call ran past the time limit or "
+                                     "killed the kernel; restarting the kernel")  # fmt: skip
+                    if restarts > self.max_restarts or final is not None:
                         break
                     self.km = self.kc = None
                 except (DeadKernelError, CellTimeoutError) as err:
@@ -319,11 +325,15 @@ def make_safety_classes():
                                f"this cell {what}; it was skipped and the notebook re-run without it")  # fmt: skip
                     skipped.add(current)
                     restarts += 1
+                    if final is not None:
+                        break
                     if restarts > self.max_restarts:
                         for cell in self.nb.cells[current + 1 :]:
                             if cell.cell_type == "code":
                                 self._fail(cell, "NotRun", "too many kernel restarts; not run")
-                        break
+                        if not self._trusted:
+                            break
+                        final = current  # one last kernel: the cells before, then their verdict
                     self.km = self.kc = None
             self.timeout = per_cell
             if self._trusted:
@@ -331,15 +341,37 @@ def make_safety_classes():
             self.set_widgets_metadata()
             return self.nb, self.resources
 
-        def _cap_messages(self) -> None:
-            """ZeroMQ drops a kernel message over ``message_kb`` before it is parsed (the grader's
-            memory stays bounded whatever the student prints)."""
+        async def async_start_new_kernel_client(self):
+            """nbclient's, with ZeroMQ's MAXMSGSIZE set on the client's context before its sockets
+            exist (an option set after connecting does nothing): a kernel message over
+            ``message_kb`` is dropped before it is parsed, whatever the student prints."""
             import zmq
 
-            for ch in (self.kc.iopub_channel, self.kc.shell_channel):
-                sock = getattr(ch, "socket", None)
-                if sock is not None:
-                    sock.setsockopt(zmq.MAXMSGSIZE, self.message_kb * 1024)
+            make, cap = self.km.client, self.message_kb * 1024
+
+            def client(**kw):
+                kc = make(**kw)
+                kc.context.setsockopt(zmq.MAXMSGSIZE, cap)
+                return kc
+
+            self.km.client = client
+            try:
+                return await super().async_start_new_kernel_client()
+            finally:
+                self.km.client = make
+
+        # nbclient's sync wrapper is bound to its own coroutine function: wrap ours the same way
+        start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+        def _update_display_id(self, display_id, msg):
+            """Display updates count against the notebook's output cap too (nbclient applies them
+            without going through ``output``)."""
+            data = (msg.get("content") or {}).get("data") or {}
+            size = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in data.values())
+            if self._out_total + size > self.output_notebook_kb * 1024:
+                return None
+            self._out_total += size
+            return super()._update_display_id(display_id, msg)
 
         def output(self, outs, msg, display_id, cell_index):
             """nbclient's output handler, bounded: past ``output_cell_kb`` in a cell or
@@ -364,15 +396,23 @@ def make_safety_classes():
             self._out_total += size
             return super().output(outs, msg, display_id, cell_index)
 
-        def _verdict(self, lesson: str, verdicts: dict, skipped: set, deadline: float) -> bool:
+        def _verdict(self, lesson: str, verdicts: dict, skipped: set, deadline: float,
+                     final: int | None = None) -> bool:  # fmt: skip
             """Run the trusted tests (course/grading/verdict.py) against this kernel, in a process
-            of their own with bounded memory; fill ``verdicts``; True when a call timed out."""
+            of their own with bounded memory; fill ``verdicts``; True when the kernel must be
+            replaced (a call timed out, or the kernel died) and test cells are left."""
             pending = []
             for index, cell in enumerate(self.nb.cells):
                 if cell.cell_type != "code" or not is_grade(cell):
                     continue
                 gid = cell.metadata.nbgrader.get("grade_id")
                 if gid in verdicts:
+                    continue
+                if final is not None and index >= final:
+                    verdicts[gid] = {
+                        "passed": False,
+                        "message": "too many kernel restarts; not run",
+                    }
                     continue
                 if index in skipped:  # the cell itself killed the kernel or ran past its limit
                     err = next((o for o in cell.outputs if o.output_type == "error"), None)
@@ -391,8 +431,9 @@ def make_safety_classes():
             root = str(Path(__file__).resolve().parents[2])
             env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-            try:
-                out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root,
+            try:  # its stderr (warnings the student's code issued, a test's prints) is not kept
+                out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, env=env, cwd=root,
                                      timeout=per_cell * len(pending) + 60).stdout  # fmt: skip
             except subprocess.TimeoutExpired as err:
                 out = (
@@ -406,10 +447,9 @@ def make_safety_classes():
                     rec = json.loads(line)
                 except ValueError:
                     continue
-                if "error" in rec:
-                    self.log.warning(
-                        "GRADING-SAFETY: trusted verdict failed to start: %s", rec["error"]
-                    )
+                if "error" in rec:  # the grader's failure, not the student's: no grade at all
+                    raise RuntimeError(f"the trusted verdict could not reach the kernel: "
+                                       f"{str(rec['error'])[:300]}")  # fmt: skip
                 if rec.get("grade_id") in pending:
                     verdicts[rec["grade_id"]] = rec
                     timed_out = timed_out or bool(rec.get("timeout"))
@@ -417,7 +457,7 @@ def make_safety_classes():
                 for gid in pending:  # fail closed: a cell without a verdict earns nothing
                     verdicts.setdefault(gid, {"passed": False,
                                               "message": "the grader could not run this test"})  # fmt: skip
-            return timed_out
+            return timed_out and any(g not in verdicts for g in pending)
 
         def _apply_verdicts(self, verdicts: dict) -> None:
             """The graded cells' outputs: what the kernel printed (no error, no result: the kernel
@@ -426,7 +466,10 @@ def make_safety_classes():
                 if cell.cell_type != "code" or not is_grade(cell):
                     continue
                 gid = cell.metadata.nbgrader.get("grade_id")
-                v = verdicts.get(gid) or {"passed": False, "message": "not graded (time limit)"}
+                v = verdicts.get(gid) or {
+                    "passed": False,
+                    "message": "not graded: too many kernel restarts or the notebook's time limit",
+                }
                 keep = [o for o in cell.outputs if o.output_type in ("stream", "display_data")]
                 if not v.get("passed"):
                     msg = str(v.get("message") or "failed")

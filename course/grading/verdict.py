@@ -26,7 +26,7 @@ import traceback
 from dataclasses import asdict, dataclass
 
 from course.build_lessons import TRUSTED_PREAMBLE, TrustedTest, graded_functions, trusted_tests
-from course.grading.boundary import CallTimeout, Channel, ChannelError, Remote
+from course.grading.boundary import CallTimeout, Channel, ChannelBroken, ChannelError, Remote
 
 CONTRACT = re.compile(r"^\s*# contract: (.*)$")
 
@@ -36,15 +36,17 @@ class Verdict:
     grade_id: str
     passed: bool
     message: str = ""
-    timeout: bool = False
+    timeout: bool = False  # the kernel must be replaced (a call timed out, or the kernel died)
 
 
 def _failing_line(err: BaseException, filename: str) -> int:
-    line = 0
+    """The line of the test cell's own top-level code that was running: the OUTERMOST frame of
+    the test file, so a helper defined among the visible tests but called by a hidden test counts
+    as hidden."""
     for frame, lineno in traceback.walk_tb(err.__traceback__):
         if frame.f_code.co_filename == filename:
-            line = lineno
-    return line
+            return lineno
+    return 0
 
 
 def _clause(test: TrustedTest, line: int) -> str:
@@ -64,12 +66,20 @@ def explain(err: BaseException, test: TrustedTest, filename: str) -> str:
     clause = _clause(test, line) if hidden else ""
     about = f" (contract clause: {clause})" if clause else ""
     fn = getattr(err, "course_function", None)
-    if getattr(err, "course_student", False) and fn:
+    if hidden:
+        # Only names the grader chose: no message text (a hidden test's assertion message holds
+        # its inputs and expected values; the student's own exception message could carry the
+        # hidden arguments home), no text the kernel sent.
+        if getattr(err, "course_student", False) and fn:
+            what = f"{fn} raised {type(err).__name__}"
+        elif isinstance(err, ChannelError):
+            what = getattr(err, "public", "the grading channel failed")
+        else:
+            what = f"{type(err).__name__} in the test's checks of your answer"
+    elif getattr(err, "course_student", False) and fn:
         what = f"{fn} raised {type(err).__name__}: {str(err)[:300]}"
     elif isinstance(err, ChannelError):
         what = str(err)[:400]
-    elif hidden:
-        what = f"{type(err).__name__} in the test's checks of your answer"
     else:
         what = f"{type(err).__name__}: {str(err)[:600]}"
     return f"{where} failed{about}: {what}"
@@ -95,6 +105,9 @@ def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout:
         msg = (
             f"a call of your function ran past the time limit ({timeout:.0f} s for this test cell)"
         )
+        return Verdict(test.grade_id, False, msg, timeout=True)
+    except ChannelBroken:  # the kernel died (or closed the channel) during this cell
+        msg = "the kernel died while your function ran (a crash, os._exit, or the memory limit)"
         return Verdict(test.grade_id, False, msg, timeout=True)
     except BaseException as err:  # noqa: BLE001 - every failure of a test is a failed test
         return Verdict(test.grade_id, False, explain(err, test, filename))

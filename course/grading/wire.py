@@ -25,6 +25,7 @@ MAX_TEXT = 64 * 1024 * 1024  # characters of one message (about 48 MiB of payloa
 MAX_DEPTH = 24  # nesting of lists, tuples and dicts
 MAX_ITEMS = 2_000_000  # scalars, containers and array elements in one message
 MAX_NDIM = 16
+MAX_DICT = 10_000  # entries of one dict (keys that hash alike make a bigger one slow to build)
 # dtype names that may cross (little-endian on the wire); torch adds bfloat16
 NUMPY_KINDS = "biufcUS"  # bool, signed, unsigned, float, complex, str, bytes (never object)
 TORCH_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16",
@@ -83,7 +84,10 @@ def encode(obj, depth: int = 0):
     if t is np.ndarray:
         spec = _spec(obj.dtype)
         data = np.ascontiguousarray(obj, dtype=np.dtype(spec))
-        return {"t": "ndarray", "d": spec, "s": list(obj.shape), "b": _b64(data.tobytes())}
+        node = {"t": "ndarray", "d": spec, "s": list(obj.shape), "b": _b64(data.tobytes())}
+        if not obj.flags.writeable:
+            node["w"] = False  # a read-only input stays read-only on the other side
+        return node
     if isinstance(obj, np.generic) and t is np.dtype(t).type:
         arr = np.asarray(obj)
         spec = _spec(arr.dtype)
@@ -169,14 +173,17 @@ def _decode(node, depth: int, budget: _Budget):
         items = [_decode(x, depth + 1, budget) for x in node["v"]]
         if tag == "tuple":
             return tuple(items)
-        if not all(type(kv) is list and len(kv) == 2 for kv in items):
+        if not all(type(kv) is list and len(kv) == 2 for kv in items) or len(items) > MAX_DICT:
             raise NotPlainData("bad dict on the wire")
         try:
             return {k: v for k, v in items}
         except TypeError:
             raise NotPlainData("unhashable dict key") from None
     if tag == "ndarray":
-        return _native(_array(node, _np_dtype(node.get("d")), _shape(node.get("s")), budget))
+        arr = _native(_array(node, _np_dtype(node.get("d")), _shape(node.get("s")), budget))
+        if node.get("w") is False:
+            arr.flags.writeable = False
+        return arr
     if tag == "npscalar":
         return _native(_array(node, _np_dtype(node.get("d")), (), budget))[()]
     if tag == "bytes" and type(node.get("b")) is str and len(node["b"]) <= MAX_TEXT:
@@ -206,6 +213,21 @@ def _decode_tensor(node: dict, budget: _Budget):
     return t
 
 
+def envelope(items: list) -> str:
+    """A list of JSON-able items (trees made by ``encode`` among them) as one line of base64."""
+    return _b64(json.dumps(items, separators=(",", ":")).encode())
+
+
+def open_envelope(text) -> object:
+    """The JSON of an ``envelope`` text, after checking its type, size and alphabet."""
+    if type(text) is not str or len(text) > MAX_TEXT:
+        raise NotPlainData("the message is not text of an acceptable size")
+    try:
+        return json.loads(base64.b64decode(text, validate=True))
+    except (ValueError, RecursionError):
+        raise NotPlainData("the message is not valid wire text") from None
+
+
 def dumps(obj) -> str:
     """``obj`` as one line of base64 text (``NotPlainData`` if it cannot cross)."""
     return _b64(json.dumps(encode(obj), separators=(",", ":")).encode())
@@ -213,10 +235,4 @@ def dumps(obj) -> str:
 
 def loads(text) -> object:
     """The value of a ``dumps`` text, after checking its type, size and alphabet."""
-    if type(text) is not str or len(text) > MAX_TEXT:
-        raise NotPlainData("the message is not text of an acceptable size")
-    try:
-        tree = json.loads(base64.b64decode(text, validate=True))
-    except (ValueError, RecursionError):
-        raise NotPlainData("the message is not valid wire text") from None
-    return decode(tree)
+    return decode(open_envelope(text))
