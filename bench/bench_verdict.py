@@ -125,6 +125,9 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
             for k in ("base", "today"):
                 klass[k] = _class(tmp / f"class-{k}", codes[k], class_lesson, class_size)
                 log(f"bench_verdict: class of {class_size} ({k}): {klass[k][0]:.1f} s")
+                if klass[k][1] != class_size:  # a class run that did not grade is not a timing
+                    raise SystemExit(f"bench_verdict: the {k} class run gave {klass[k][1]} of "
+                                     f"{class_size} reference submissions full marks")  # fmt: skip
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT,
                            capture_output=True)  # fmt: skip
