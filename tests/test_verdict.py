@@ -166,6 +166,16 @@ def test_a_corrupted_message_raises_only_not_plain_data():
 
 KERNEL_CODE = r"""
 import numpy as np, time
+np.seterr(over="raise")  # the notebook's own errstate: applies unless a test sets one
+
+def overflows():
+    return np.float64(1e308) * 10
+
+def huge(n):
+    return np.zeros(n)
+
+def stops(x):
+    raise StopIteration
 
 class Mine(ValueError):
     pass
@@ -261,6 +271,15 @@ def test_channel_maps_exceptions_refuses_lies_and_times_out(channel):
         Remote(channel, "lies")(1)
     with pytest.raises(NameError):
         Remote(channel, "no_such_function")(1)
+    with pytest.raises(StudentRaised):  # never StopIteration: it would end a test's loop silently
+        Remote(channel, "stops")(1)
+    with pytest.raises(FloatingPointError):  # the notebook's np.seterr(over="raise")
+        Remote(channel, "overflows")()
+    with np.errstate(over="ignore"):  # a test's errstate wins
+        assert Remote(channel, "overflows")() == np.inf
+    with pytest.raises(NotPlainReturn, match="over the size limit"):  # refused, not read
+        Remote(channel, "huge")(7_000_000)
+    assert Remote(channel, "huge")(3).tolist() == [0.0, 0.0, 0.0], "the channel lost its framing"
     args = (np.float32(1.5), np.array(["ab", "c"]), b"\x00", -0.0, math.nan, 2**70, None)
     got = Remote(channel, "echo")(*args, key=(1, [2.0]))
     assert same(got, (args, {"key": (1, [2.0])}))

@@ -46,6 +46,11 @@ def _ensure_assignment(lesson: str, root: Path) -> None:
     nbgrader("generate_assignment", lesson, "--force", root=root)
 
 
+def _printable(text: str) -> str:
+    """Text a student's kernel may have chosen, safe for the instructor's terminal and report."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", "?", text)
+
+
 def _reason(text: str, returncode: int) -> str:
     for pattern, reason in [
         (r"grading sandbox unavailable: (.*)", None),
@@ -75,7 +80,7 @@ def _errors(nb_path: Path) -> list[str]:
             continue
         gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {i}"
         e = errs[0]
-        out.append(f"{gid}: {e.get('ename')}: {str(e.get('evalue', ''))[:160]}")
+        out.append(_printable(f"{gid}: {e.get('ename')}: {str(e.get('evalue', ''))[:160]}"))
     return out[:40]
 
 
@@ -137,7 +142,7 @@ def _grade_one(lesson: str, student: str, root: Path, url: str, extra: list[str]
     if killed:
         rec["reason"] = f"grading ran past {wall_s} s and was stopped"
     elif not rec["ok"]:
-        rec["reason"] = _reason(text, proc.returncode)
+        rec["reason"] = _printable(_reason(text, proc.returncode))
     if rec["ok"]:
         score = _score(url, lesson, student)
         if score is not None:

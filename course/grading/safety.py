@@ -201,7 +201,11 @@ def make_safety_classes():
         def _hidden(self, code: str, index: int) -> list[str]:
             code = code.replace("NAME", self._guard_name).replace("TOKEN", self._guard_token)
             cell, slot = new_code_cell(code), self.nb.cells[index]
-            self.execute_cell(cell, index, store_history=False)
+            self._uncapped = True  # the guard's own answer is never cut by the output caps
+            try:
+                self.execute_cell(cell, index, store_history=False)
+            finally:
+                self._uncapped = False
             self.nb.cells[index] = slot  # nbclient stores the executed cell at its index
             out = []
             for o in cell.outputs:
@@ -347,18 +351,19 @@ def make_safety_classes():
             ``message_kb`` is dropped before it is parsed, whatever the student prints."""
             import zmq
 
-            make, cap = self.km.client, self.message_kb * 1024
+            km = self.km
+            make, cap = km.client, self.message_kb * 1024
 
             def client(**kw):
                 kc = make(**kw)
                 kc.context.setsockopt(zmq.MAXMSGSIZE, cap)
                 return kc
 
-            self.km.client = client
+            km.client = client
             try:
                 return await super().async_start_new_kernel_client()
             finally:
-                self.km.client = make
+                km.client = make  # self.km may be gone if the client failed to start
 
         # nbclient's sync wrapper is bound to its own coroutine function: wrap ours the same way
         start_new_kernel_client = run_sync(async_start_new_kernel_client)
@@ -368,6 +373,8 @@ def make_safety_classes():
             without going through ``output``)."""
             data = (msg.get("content") or {}).get("data") or {}
             size = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in data.values())
+            copies = sum(len(ix) for ix in self._display_id_map.get(display_id, {}).values())
+            size *= max(1, copies)  # the update is written into every output with that id
             if self._out_total + size > self.output_notebook_kb * 1024:
                 return None
             self._out_total += size
@@ -376,6 +383,8 @@ def make_safety_classes():
         def output(self, outs, msg, display_id, cell_index):
             """nbclient's output handler, bounded: past ``output_cell_kb`` in a cell or
             ``output_notebook_kb`` in the notebook, outputs are dropped and one marker says so."""
+            if getattr(self, "_uncapped", False):
+                return super().output(outs, msg, display_id, cell_index)
             content = msg.get("content") or {}
             size = len(str(content.get("text", ""))) + sum(
                 len(v) if isinstance(v, str) else len(json.dumps(v))
@@ -434,7 +443,9 @@ def make_safety_classes():
             try:  # its stderr (warnings the student's code issued, a test's prints) is not kept
                 out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=env, cwd=root,
-                                     timeout=per_cell * len(pending) + 60).stdout  # fmt: skip
+                                     timeout=min(per_cell * len(pending) + 60,
+                                                 max(60, deadline - time.monotonic() + 60)),
+                                     ).stdout  # fmt: skip
             except subprocess.TimeoutExpired as err:
                 out = (
                     (err.stdout or b"").decode()

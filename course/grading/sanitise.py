@@ -321,8 +321,17 @@ _VERBATIM = re.compile(
 )
 
 
+# _VERBATIM's cost grows with (number of `, ~, $ marks) x (length of the text): past this budget a
+# cell gets no verbatim spans at all, so it is checked, and rewritten, as plain text (slow to
+# scan on purpose is not a way to stall the grader or the formgrader).
+VERBATIM_BUDGET = 20_000_000
+
+
 def _split_verbatim(source: str) -> list[tuple[bool, str]]:
     """``source`` as (verbatim?, text) pieces, in order."""
+    marks = source.count("`") + source.count("~") + source.count("$")
+    if marks * len(source) > VERBATIM_BUDGET:
+        return [(False, source)]
     pieces, pos = [], 0
     for m in _VERBATIM.finditer(source):
         if m.group("mermaid"):
@@ -690,6 +699,12 @@ class SanitiseOutputs(NbGraderPreprocessor):
                 removed.add(mime)
         if not droppable:  # the cell's first result keeps its start: it may be a partial grade
             room = max(room, RESULT_CHARS)  # (nbgrader reads a number from it)
+            plain = _as_text(data.get("text/plain", ""))
+            try:  # a number is kept whole: a cut one would not parse, and nbgrader would then
+                float(plain)  # award full points
+                room = max(room, len(plain))
+            except ValueError:
+                pass
         if "text/plain" in data:
             text = _as_text(data["text/plain"])
             body = split_marker(text)[0]

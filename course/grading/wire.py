@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-MAX_TEXT = 64 * 1024 * 1024  # characters of one message (about 48 MiB of payload)
+MAX_TEXT = 64 * 1024 * 1024  # characters of one message (an array: about 36 MiB of data)
 MAX_DEPTH = 24  # nesting of lists, tuples and dicts
 MAX_ITEMS = 2_000_000  # scalars, containers and array elements in one message
 MAX_NDIM = 16
