@@ -352,11 +352,14 @@ def hub_class():
         exchange = H.prepare_exchange(base / "exchange")
         course = _home(INSTRUCTOR) / "course"
         (course / "course").mkdir(parents=True)
+        # the grading code, and the lesson sources: the trusted verdict reads the hidden tests
+        # there (course/build_lessons.py), in the instructor's private course, never a student's
         for rel in ["nbgrader_config.py", "course/nbgrader_config.py", "course/instructor.py",
-                    "course/hub.py"]:  # fmt: skip
+                    "course/hub.py", "course/build_lessons.py"]:  # fmt: skip
             shutil.copy(ROOT / rel, course / rel)
-        shutil.copytree(ROOT / "course" / "grading", course / "course" / "grading",
-                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        for rel in ["grading", "lessons"]:
+            shutil.copytree(ROOT / "course" / rel, course / "course" / rel,
+                            ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
         for lesson in ["9.1", "9.2"]:
             shutil.copytree(
                 ROOT / "source_notebooks" / lesson, course / "source_notebooks" / lesson

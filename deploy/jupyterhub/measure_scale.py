@@ -75,9 +75,10 @@ def main() -> None:
         exchange = H.prepare_exchange(base / "exchange")
         course = T._home(T.INSTRUCTOR) / "course"
         (course / "course").mkdir(parents=True)
-        for rel in ["nbgrader_config.py", "course/nbgrader_config.py"]:
+        for rel in ["nbgrader_config.py", "course/nbgrader_config.py", "course/build_lessons.py"]:
             shutil.copy(ROOT / rel, course / rel)
-        shutil.copytree(ROOT / "course" / "grading", course / "course" / "grading")
+        for rel in ["grading", "lessons"]:  # the trusted verdict reads the hidden tests there
+            shutil.copytree(ROOT / "course" / rel, course / "course" / rel)
         shutil.copytree(ROOT / "source_notebooks" / "9.2", course / "source_notebooks" / "9.2")
         subprocess.run(["chown", "-R", f"{T.INSTRUCTOR}:{T.INSTRUCTOR}", str(course)], check=True)
         student_cfg = H.write_jupyter_config(base / "jupyter-student", exchange)
