@@ -2796,7 +2796,7 @@ if RUN_BASELM:
 # the same loop with a tighter rule learned the property. The exploit is reachable here because
 # BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
 # learning rate amplify them before the honest skill wins the race (at lr 3e-3 the honest skill won
-# on one seed of three in the course's probes, `course/probes/issue13/`); a shorter run, or another
+# on one seed of three in the course's probes, `course/probes/baselm_lab_settings/`); a shorter run, or another
 # seed or CPU, may find nothing, and "not found in N steps" is all such a run can say.
 
 # %% [markdown]
