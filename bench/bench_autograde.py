@@ -37,8 +37,9 @@ TARGET_OVERHEAD = 0.10
 sys.path.insert(0, str(ROOT))
 
 
-def _nbgrader(root: Path, *args: str) -> tuple[float, float]:
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+def _nbgrader(root: Path, *args: str, code: Path = ROOT) -> tuple[float, float]:
+    """Run nbgrader in the course ``root`` with the grading code of the checkout ``code``."""
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(code))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(
@@ -54,14 +55,15 @@ def _nbgrader(root: Path, *args: str) -> tuple[float, float]:
     return wall, cpu
 
 
-def _course(tmp: Path, lessons: list[str]) -> Path:
+def _course(tmp: Path, lessons: list[str], code: Path = ROOT) -> Path:
+    """A throwaway course with the settings and source notebooks of the checkout ``code``."""
     course = tmp / "course"
     (course / "course").mkdir(parents=True)
-    shutil.copy(ROOT / "course" / "nbgrader_config.py", course / "course" / "nbgrader_config.py")
-    shutil.copy(ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
+    shutil.copy(code / "course" / "nbgrader_config.py", course / "course" / "nbgrader_config.py")
+    shutil.copy(code / "nbgrader_config.py", course / "nbgrader_config.py")
     for lesson in lessons:
-        shutil.copytree(ROOT / "source_notebooks" / lesson, course / "source_notebooks" / lesson)
-        _nbgrader(course, "generate_assignment", lesson, "--force")
+        shutil.copytree(code / "source_notebooks" / lesson, course / "source_notebooks" / lesson)
+        _nbgrader(course, "generate_assignment", lesson, "--force", code=code)
     return course
 
 

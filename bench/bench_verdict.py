@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import bench_autograde
 from bench.common import log, table, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,15 +41,7 @@ def _env(code: Path) -> dict:
 
 
 def _course(tmp: Path, code: Path, lessons: list[str]) -> Path:
-    course = tmp / "course"
-    (course / "course").mkdir(parents=True)
-    shutil.copy(code / "course" / "nbgrader_config.py", course / "course" / "nbgrader_config.py")
-    shutil.copy(code / "nbgrader_config.py", course / "nbgrader_config.py")
-    for lesson in lessons:
-        shutil.copytree(code / "source_notebooks" / lesson, course / "source_notebooks" / lesson)
-        subprocess.run([str(BIN / "nbgrader"), "generate_assignment", lesson, "--force"],
-                       cwd=course, env=_env(code), capture_output=True, check=True)  # fmt: skip
-    return course
+    return bench_autograde._course(tmp, lessons, code)
 
 
 def _submit(course: Path, code: Path, lesson: str, student: str) -> None:
