@@ -47,12 +47,20 @@ REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 # Lessons whose test cells are run by the trusted grader (hidden tests kept out of the notebook).
-TRUSTED_VERDICT = frozenset({"9.1", "9.2", "9.3", "9.4"})
+TRUSTED_VERDICT = frozenset({"9.1", "9.2", "9.3", "9.4", "9.5"})
 # Names a trusted test cell may use besides the graded functions (tests/test_verdict.py checks it)
 TRUSTED_PREAMBLE = {
     "*": "import json\nimport math\n\nimport numpy as np\n",
     "9.1": "import re\n\nfrom helpers.verifiers import parse_number, verify_numeric_answer\n",
+    "9.5": "import warnings\nfrom types import SimpleNamespace\n\nimport torch\n\n"
+    "from helpers import standins as local_standins\nfrom helpers.tasks import Task\n"
+    "from helpers.trainer import GRPOTrainer\n",
 }
+# A module of the student library whose public names (its __all__) a lesson's trusted tests call IN
+# THE KERNEL: ``UniformLM(5)`` there builds the stand-in in the student's process and hands back a
+# handle (course/grading/boundary.py's KernelModule and Live); the same code built here is
+# ``local_standins``.
+TRUSTED_KERNEL = {"9.5": "helpers.standins"}
 HIDDEN_NOTE = "# (hidden tests: run by the grader, outside this notebook)"
 
 

@@ -23,6 +23,7 @@ import os
 import secrets
 import socket
 import struct
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -70,26 +71,122 @@ def _course_server_factory(wire_source):
     def qualnames(cls):
         return [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__]
 
+    live = {}  # handle -> an object the trusted side addresses (a stand-in model, a trainer)
+    graphs = {}  # graph id -> (inputs, outputs) of the last calls whose answer carries gradient
+    ids = [0]
+
+    def resolve(x, depth=0):
+        # Ref("h", n) -> live object n; Ref("f", name) -> the notebook's function of that name
+        if type(x) is wire.Ref:
+            if x.kind == "h":
+                if x.key not in live:
+                    raise LookupError(f"no live object {x.key}")
+                return live[x.key]
+            fn = shell.user_ns.get(x.key)
+            if not callable(fn):
+                raise NameError(f"the notebook defines no function {x.key!r}")
+            return fn
+        if depth < 24 and type(x) in (list, tuple, dict):
+            items = x.items() if type(x) is dict else enumerate(x)
+            if any(type(v) in (wire.Ref, list, tuple, dict) for _, v in items):
+                if type(x) is dict:
+                    return {k: resolve(v, depth + 1) for k, v in x.items()}
+                return type(x)(resolve(v, depth + 1) for v in x)
+        return x
+
+    def new_id():
+        ids[0] += 1
+        return ids[0]
+
+    def grad_mode(req):
+        torch = sys.modules.get("torch")
+        if torch is None or type(req.get("g")) is not bool:
+            import contextlib
+            return contextlib.nullcontext()
+        return torch.set_grad_enabled(req["g"])
+
+    def vjp(req):
+        # backward through the graph of an earlier answer: grads of its outputs in, grads of the
+        # call's inputs out; gradients also accumulate in the kernel's own leaves (a live model's
+        # parameters), as backward() does
+        import torch
+        ins, outs = graphs[req["id"]]
+        grads = req["a"]
+        if type(grads) is not list or len(grads) != len(outs):
+            raise ValueError("one gradient per output")
+        pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+        for o, g in pairs:
+            if type(g) is not torch.Tensor or g.shape != o.shape:
+                raise ValueError("a gradient of the wrong shape")
+        before = [None if x.grad is None else x.grad.clone() for x in ins]
+        if pairs:
+            torch.autograd.backward([o for o, _ in pairs], [g.to(o.dtype) for o, g in pairs],
+                                    retain_graph=True)
+        res = []
+        for x, b in zip(ins, before):
+            res.append(None if x.grad is None else (x.grad.clone() if b is None else x.grad - b))
+        return res
+
     def serve_one(text):
         req = wire.loads(text)
-        fn = shell.user_ns.get(req["f"])
-        if not callable(fn):
-            return wire.envelope(["missing", req["f"], [], []])
-        args, kwargs = list(req["a"]), dict(req["k"])
+        for hid in req.get("x") or []:  # handles the trusted side no longer holds
+            live.pop(hid, None)
+        op = req.get("op", "call")
+        graded = op == "call"  # the student's graded function: its answer must be plain data
+        if op == "call":
+            fn = shell.user_ns.get(req["f"])
+            if not callable(fn):
+                return wire.envelope(["missing", req["f"], [], []])
+        elif op == "mod":
+            import importlib
+            fn = getattr(importlib.import_module(req["m"]), req["f"])
+        elif op in ("live", "attr"):
+            fn = resolve(wire.Ref("h", req["h"]))
+        elif op == "vjp":
+            fn = None
+        else:
+            raise ValueError(f"unknown operation {op!r}")
+        args, kwargs = resolve(list(req.get("a", []))), resolve(dict(req.get("k", {})))
+        ins = wire.grad_leaves([args, kwargs])
         slots = [*enumerate(args), *kwargs.items()]
-        before = {k: wire.dumps(a) for k, a in slots if type(a) in (np.ndarray, list, dict)}
+        before = {}
+        for k, a in slots:
+            if type(a) in (np.ndarray, list, dict) or wire.is_tensor(a):
+                try:
+                    before[k] = wire.dumps(a)
+                except Exception:
+                    pass
         err_state = req["e"] if req.get("e") is not None else errstate_at_install
-        with warnings.catch_warnings(record=True) as caught, np.errstate(**err_state):
+        with warnings.catch_warnings(record=True) as caught, np.errstate(**err_state), grad_mode(req):
             warnings.simplefilter("always")  # the caller's filters decide, on its side
             try:
-                result = fn(*args, **kwargs)
+                if op == "vjp":
+                    result = vjp(req)
+                elif op == "attr":
+                    result = getattr(fn, req["n"])
+                else:
+                    result = fn(*args, **kwargs)
             except BaseException as err:
                 reply = ["raise", qualnames(type(err)), str(err)[:400]]
             else:
                 try:
-                    reply = ["ok", wire.encode(result), aliases(result, args)]
+                    # an attribute read is a snapshot: no graph (a live model's gradients are
+                    # read with a helper, e.g. helpers.standins.param_grads)
+                    outs = wire.grad_leaves(result) if op in ("call", "mod", "live") else []
+                    reply = ["ok", wire.encode(result), aliases(result, args), None]
+                    if outs:
+                        gid = new_id()
+                        graphs[gid] = (ins, outs)
+                        while len(graphs) > 64:
+                            graphs.pop(next(iter(graphs)))
+                        reply[3] = gid
                 except Exception as err:
-                    reply = ["bad", str(err)[:400]]
+                    if graded or len(live) >= 10000:
+                        reply = ["bad", str(err)[:400]]
+                    else:  # a live object (a model, a trainer, a method): it stays here
+                        hid = new_id()
+                        live[hid] = result
+                        reply = ["live", hid]
         seen, warned = set(), []
         for w in caught:
             key = (w.category, str(w.message)[:400])
@@ -227,9 +324,85 @@ def _view_of(arg, shape, dtype, offset: int, strides, same: bool):
         return None
 
 
+def _grad_enabled() -> bool | None:
+    """The caller's grad mode (None without torch): a call made under ``torch.no_grad()`` here
+    runs under it in the kernel."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    return torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+
+
+def _to_wire(obj, depth: int = 0):
+    """``obj`` with every ``Live`` and ``Remote`` in it replaced by its ``wire.Ref`` (containers
+    without one are kept as they are, so a write-back reaches the caller's own list or dict)."""
+    if isinstance(obj, Live):
+        return wire.Ref("h", obj._handle)
+    if isinstance(obj, Remote):
+        return wire.Ref("f", obj.__name__)
+    if depth < wire.MAX_DEPTH and type(obj) in (list, tuple, dict):
+        items = list(obj.values()) if type(obj) is dict else list(obj)
+        new = [_to_wire(v, depth + 1) for v in items]
+        if any(n is not v for n, v in zip(new, items)):
+            return dict(zip(obj, new)) if type(obj) is dict else type(obj)(new)
+    return obj
+
+
+def _replace_grad_leaves(value, fresh: list, depth: int = 0):
+    """``value`` with its tensors that require grad replaced, in ``wire.grad_leaves`` order."""
+    if wire.is_tensor(value):
+        return fresh.pop(0) if value.requires_grad else value
+    if depth <= wire.MAX_DEPTH and type(value) in (list, tuple):
+        return type(value)(_replace_grad_leaves(v, fresh, depth + 1) for v in value)
+    if depth <= wire.MAX_DEPTH and type(value) is dict:
+        return {k: _replace_grad_leaves(v, fresh, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _remote_graph(channel, graph: int, value, inputs: list):
+    """``value`` with its tensors that require grad made outputs of one autograd node here whose
+    backward asks the kernel for the vector-Jacobian product (``Channel.vjp``): ``loss.backward()``
+    in a test fills the ``.grad`` of the test's own input tensors, and of a live model's
+    parameters in the kernel, as it would if the function had run here."""
+    import torch
+
+    outs = wire.grad_leaves(value)
+    if not outs:
+        return value
+
+    class RemoteGraph(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, anchor, *tensors):
+            return tuple(t.detach().clone() for t in tensors[len(inputs) :])
+
+        @staticmethod
+        def backward(ctx, *grads):
+            got = channel.vjp(graph, [None if g is None else g.detach() for g in grads])
+            if len(got) != len(inputs):
+                raise NotPlainReturn("the kernel's backward answered for other inputs")
+            back = []
+            for x, g in zip(inputs, got):
+                if g is not None and not (wire.is_tensor(g) and g.shape == x.shape):
+                    raise NotPlainReturn("the kernel's backward gave a gradient of another shape")
+                back.append(None if g is None else g.to(x.dtype))
+            return (None, *back, *[None] * len(outs))
+
+    # the anchor makes the outputs require grad even when no input here does (a live model's
+    # parameters are the kernel's)
+    anchor = torch.zeros((), requires_grad=True)
+    fresh = list(RemoteGraph.apply(anchor, *inputs, *[o.detach() for o in outs]))
+    return _replace_grad_leaves(value, fresh)
+
+
 def _write_back(target, value) -> None:
     """Make the caller's ``target`` hold ``value`` (an argument the function changed in place)."""
-    if type(target) is np.ndarray and type(value) is np.ndarray:
+    if wire.is_tensor(target) and wire.is_tensor(value):
+        import torch
+
+        if target.shape == value.shape:
+            with torch.no_grad():
+                target.copy_(value)
+    elif type(target) is np.ndarray and type(value) is np.ndarray:
         if target.shape == value.shape and target.flags.writeable:
             np.copyto(target, value, casting="unsafe")
     elif type(target) is list and type(value) is list:
@@ -255,6 +428,7 @@ class Channel:
         self.timeout = timeout
         self.deadline: float | None = None  # a wall-clock limit for a group of calls (one cell)
         self.calls = 0
+        self.dropped: list[int] = []  # handles of Live objects collected here: freed in the kernel
         path = os.path.join(os.path.dirname(os.path.abspath(connection_file)),
                             f"course-{secrets.token_hex(6)}.sock")  # fmt: skip
         code = SERVER.replace("__WIRE__", repr(WIRE_SOURCE)).replace("__SOCK__", repr(path))
@@ -333,24 +507,72 @@ class Channel:
                 return msg.get("content") or {}
 
     def call(self, function: str, args: tuple, kwargs: dict):
-        """``function(*args, **kwargs)`` in the kernel; its return value as plain data, or the
-        exception it raised, raised here."""
+        """``function(*args, **kwargs)`` in the kernel (the notebook's function of that name); its
+        return value as plain data, or the exception it raised, raised here."""
+        return self._invoke({"op": "call", "f": function}, function, args, kwargs)
+
+    def call_module(self, module: str, name: str, args: tuple, kwargs: dict):
+        """``module.name(*args, **kwargs)`` in the kernel (a stand-in's constructor or a helper
+        that inspects one): plain data back, or a ``Live`` handle for an object that is not."""
+        return self._invoke({"op": "mod", "m": module, "f": name}, f"{module}.{name}", args, kwargs)
+
+    def call_live(self, handle: int, label: str, args: tuple, kwargs: dict):
+        return self._invoke({"op": "live", "h": handle}, label, args, kwargs)
+
+    def attr(self, handle: int, label: str, name: str):
+        return self._invoke({"op": "attr", "h": handle, "n": name}, f"{label}.{name}", (), {})
+
+    def _invoke(self, req: dict, label: str, args: tuple, kwargs: dict):
         self.calls += 1
         err_state = np.geterr()
+        inputs = wire.grad_leaves([list(args), dict(kwargs)])  # what a remote graph connects to
+        sent_args, sent_kwargs = _to_wire(list(args)), _to_wire(dict(kwargs))
+        dropped, self.dropped = self.dropped[:10_000], self.dropped[10_000:]
+        req = {**req, "a": sent_args, "k": sent_kwargs, "g": _grad_enabled(), "x": dropped,
+               "e": None if err_state == NUMPY_DEFAULT_ERR else err_state}  # fmt: skip
         try:
-            request = wire.dumps({"f": function, "a": list(args), "k": dict(kwargs),
-                                  "e": None if err_state == NUMPY_DEFAULT_ERR else err_state})  # fmt: skip
+            request = wire.dumps(req)
         except wire.NotPlainData as err:  # a test's own argument: an error in the test
             raise TypeError(f"test argument cannot cross to the kernel: {err}") from None
+        kind, reply = self._answer(request, label, args, kwargs)
+        if kind == "ok" and len(reply) == 3:
+            value = self._alias(self._decoded(reply[0], label), reply[1], args)
+            if type(reply[2]) is int and _grad_enabled():
+                value = _remote_graph(self, reply[2], value, inputs)
+            return value
+        if kind == "live" and len(reply) == 1 and type(reply[0]) is int:
+            return Live(self, reply[0], label)
+        self._fail(kind, reply, label)
+
+    def vjp(self, graph: int, grads: list) -> list:
+        """Gradients of the inputs of the call whose answer made ``graph``, for ``grads`` of its
+        outputs (None: no gradient for that output)."""
+        request = wire.dumps({"op": "vjp", "id": graph, "a": list(grads), "k": {}, "g": True,
+                              "e": None})  # fmt: skip
+        kind, reply = self._answer(request, "backward", (), {})
+        if kind == "ok" and len(reply) == 3:
+            value = self._decoded(reply[0], "backward")
+            if type(value) is list:
+                return value
+        self._fail(kind, reply, "backward")
+
+    def _decoded(self, node, label: str):
+        try:
+            return wire.decode(node)
+        except wire.NotPlainData as err:
+            raise NotPlainReturn(f"{label} returned data that could not be read: {err}") from None
+
+    def _answer(self, request: str, label: str, args: tuple, kwargs: dict):
+        """Send one request; write back what changed, re-issue the warnings; (kind, payload)."""
         try:
             reply = wire.open_envelope(self._exchange(request))
         except wire.NotPlainData as err:
-            raise NotPlainReturn(f"the answer of {function} could not be read: {err}") from None
-        # [kind, payload..., warnings, changed]: ok (value, aliases), raise (MRO, message),
-        # bad (why), missing (name)
+            raise NotPlainReturn(f"the answer of {label} could not be read: {err}") from None
+        # [kind, payload..., warnings, changed]: ok (value, aliases, graph), live (handle),
+        # raise (MRO, message), bad (why), missing (name)
         if type(reply) is not list or len(reply) < 3 or type(reply[-1]) is not list:
-            raise NotPlainReturn(f"the answer of {function} could not be read")
-        *reply, caught, changed = reply
+            raise NotPlainReturn(f"the answer of {label} could not be read")
+        kind, *payload, caught, changed = reply
         slots = dict(enumerate(args)) | dict(kwargs)
         for item in changed[: len(slots)]:
             if type(item) is list and len(item) == 2 and type(item[0]) in (int, str):
@@ -359,28 +581,22 @@ class Channel:
                     _write_back(target, wire.loads(item[1]))
                 except Exception:  # noqa: BLE001 - a write-back that does not fit is not made
                     pass
-        kind = reply[0]
         if type(caught) is list:
             self._reissue(caught[:50])  # may raise, as a warnings filter set to "error" does
-        if kind == "ok" and len(reply) == 3:
-            try:
-                value = wire.decode(reply[1])
-            except wire.NotPlainData as err:
-                raise NotPlainReturn(
-                    f"{function} returned data that could not be read: {err}"
-                ) from None
-            return self._alias(value, reply[2], args)
-        if kind == "raise" and len(reply) == 3:
-            err = _student_exception(reply[1], str(reply[2])[:400])
-            err.course_function = function
+        return kind, payload
+
+    def _fail(self, kind, reply: list, label: str):
+        if kind == "raise" and len(reply) == 2:
+            err = _student_exception(reply[0], str(reply[1])[:400])
+            err.course_function = label
             raise err
-        if kind == "bad" and len(reply) == 2:
-            raise NotPlainReturn(f"{function} returned a value that is not plain data "
-                                 f"({str(reply[1])[:200]}); return numbers, strings, booleans, "
+        if kind == "bad" and len(reply) == 1:
+            raise NotPlainReturn(f"{label} returned a value that is not plain data "
+                                 f"({str(reply[0])[:200]}); return numbers, strings, booleans, "
                                  "None, NumPy arrays, tensors or lists/tuples/dicts of those")  # fmt: skip
         if kind == "missing":
-            raise NameError(f"the notebook defines no function {function!r} (was its cell run?)")
-        raise NotPlainReturn(f"the answer of {function} could not be read")
+            raise NameError(f"the notebook defines no function {label!r} (was its cell run?)")
+        raise NotPlainReturn(f"the answer of {label} could not be read")
 
     @staticmethod
     def _reissue(caught: list) -> None:
@@ -419,6 +635,50 @@ class Channel:
             else:
                 value = tuple(view if k == path[0] else x for k, x in enumerate(value))
         return value
+
+
+class Live:
+    """An object that stays in the kernel (a stand-in model, a trainer, a method of one), as the
+    trusted tests see it: an attribute read returns the attribute's value as plain data (or
+    another ``Live``), a call calls it there; passed to a kernel function, the kernel gets the
+    object itself. What it answers is the student's answer, like any return value: the tests
+    compare it with what the reference computes here, on a copy built here."""
+
+    def __init__(self, channel: Channel, handle: int, label: str):
+        self._channel, self._handle, self._label = channel, handle, label
+
+    def __del__(self):
+        # the kernel keeps the object until no Live here names it (sent with the next request)
+        self._channel.dropped.append(self._handle)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._channel.attr(self._handle, self._label, name)
+
+    def __call__(self, *args, **kwargs):
+        return self._channel.call_live(self._handle, self._label, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<live {self._label} in the kernel>"
+
+
+class KernelModule:
+    """A module of the student library as imported in the kernel: ``KernelModule(ch,
+    "helpers.standins").UniformLM(7)`` builds the stand-in there and returns a ``Live``."""
+
+    def __init__(self, channel: Channel, module: str):
+        self._channel, self._module = channel, module
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def call(*args, **kwargs):
+            return self._channel.call_module(self._module, name, args, kwargs)
+
+        call.__name__ = name
+        return call
 
 
 class Remote:

@@ -25,8 +25,21 @@ import time
 import traceback
 from dataclasses import asdict, dataclass
 
-from course.build_lessons import TRUSTED_PREAMBLE, TrustedTest, graded_functions, trusted_tests
-from course.grading.boundary import CallTimeout, Channel, ChannelBroken, ChannelError, Remote
+from course.build_lessons import (
+    TRUSTED_KERNEL,
+    TRUSTED_PREAMBLE,
+    TrustedTest,
+    graded_functions,
+    trusted_tests,
+)
+from course.grading.boundary import (
+    CallTimeout,
+    Channel,
+    ChannelBroken,
+    ChannelError,
+    KernelModule,
+    Remote,
+)
 
 CONTRACT = re.compile(r"^\s*# contract: (.*)$")
 
@@ -90,11 +103,25 @@ def preamble(lesson: str) -> str:
     return TRUSTED_PREAMBLE["*"] + TRUSTED_PREAMBLE.get(lesson, "")
 
 
+def kernel_names(lesson: str) -> list[str]:
+    """The names a lesson's trusted tests call in the kernel (``TRUSTED_KERNEL``'s module)."""
+    module = TRUSTED_KERNEL.get(lesson)
+    if module is None:
+        return []
+    import importlib
+
+    return list(importlib.import_module(module).__all__)
+
+
 def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout: float,
              lesson: str) -> Verdict:  # fmt: skip
     """Run one test cell's code here, its graded functions bound to the kernel's."""
     ns: dict = {"__name__": "__course_test__"}
     exec(preamble(lesson), ns)
+    if lesson in TRUSTED_KERNEL:
+        kernel = KernelModule(channel, TRUSTED_KERNEL[lesson])
+        for name in kernel_names(lesson):
+            ns[name] = getattr(kernel, name)
     for name in functions:
         ns[name] = Remote(channel, name)
     filename = f"<tests {test.grade_id}>"

@@ -2,7 +2,8 @@
 
 Only plain data crosses it, in both directions: ``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``,
 NumPy arrays and NumPy scalars (numeric and bool dtypes), torch tensors (sent as their bytes, dtype,
-shape and ``requires_grad``), and lists, tuples and dicts of those. Anything else (a class of the
+shape and ``requires_grad``), ``Ref`` (a name for an object that stays in the kernel), and lists,
+tuples and dicts of those. Anything else (a class of the
 student's, a subclass of ``float`` or of ``np.ndarray``, an object array, a generator) is refused
 with ``NotPlainData``: it is never handed to the grader's code, so an object cannot lie to a
 comparison (``__eq__``, ``__float__``, ``__array__``) on the trusted side.
@@ -34,6 +35,44 @@ TORCH_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "
 
 class NotPlainData(Exception):
     """A value that may not cross the wire (what it is, and why), or a malformed message."""
+
+
+class Ref:
+    """A name for something that stays in the kernel: ``Ref("h", 3)`` the kernel's live object
+    number 3 (a stand-in model, a trainer: see course/grading/boundary.py), ``Ref("f", "train_step")``
+    the notebook's function of that name. It carries no data; only the kernel resolves it."""
+
+    __slots__ = ("kind", "key")
+
+    def __init__(self, kind: str, key):
+        if not ((kind == "h" and type(key) is int and key >= 0) or
+                (kind == "f" and type(key) is str and key.isidentifier())):  # fmt: skip
+            raise NotPlainData(f"bad reference {kind!r} {key!r}")
+        self.kind, self.key = kind, key
+
+    def __repr__(self) -> str:
+        return f"Ref({self.kind!r}, {self.key!r})"
+
+
+def is_tensor(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and type(obj) in (torch.Tensor, torch.nn.Parameter)
+
+
+def grad_leaves(obj, depth: int = 0) -> list:
+    """The tensors of a plain-data tree that require grad, in the order ``encode`` visits them
+    (both ends list them alike, so the n-th on one side is the n-th on the other)."""
+    torch = sys.modules.get("torch")
+    if torch is None or depth > MAX_DEPTH:
+        return []
+    t = type(obj)
+    if t in (torch.Tensor, torch.nn.Parameter):
+        return [obj] if obj.requires_grad else []
+    if t in (list, tuple):
+        return [x for item in obj for x in grad_leaves(item, depth + 1)]
+    if t is dict:  # values only: a tensor is never a key here
+        return [x for v in obj.values() for x in grad_leaves(v, depth + 1)]
+    return []
 
 
 def _b64(raw: bytes) -> str:
@@ -71,6 +110,8 @@ def encode(obj, depth: int = 0):
         return obj
     if t is bytes:
         return {"t": "bytes", "b": _b64(obj)}
+    if t is Ref:
+        return {"t": "ref", "k": obj.kind, "v": obj.key}
     if t is int:
         return {"t": "int", "v": str(obj)}  # any size, exactly
     if t is float:
@@ -194,6 +235,8 @@ def _decode(node, depth: int, budget: _Budget):
             raise NotPlainData("bad bytes") from None
     if tag == "tensor":
         return _decode_tensor(node, budget)
+    if tag == "ref":
+        return Ref(node.get("k"), node.get("v"))
     raise NotPlainData(f"unknown tag {tag!r} on the wire")
 
 

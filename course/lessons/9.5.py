@@ -60,6 +60,7 @@ from helpers.policies import build_gru_policy
 from helpers.reference import fingerprint, load_reference
 from helpers.runtime import GRADING, SMOKE
 from helpers.sampling import sample_groups
+from helpers.standins import AbsPosLM, UniformLM, param_state, tiny_lm, tiny_trainer
 from helpers.stats import paired_difference, wilson_interval
 from helpers.tasks import Task, make_tasks
 from helpers.trainer import GRPOTrainer, TrainerConfig
@@ -95,25 +96,7 @@ if not BASELM_OK:
     )
 
 
-# %% [locked] id=tiny_lm
-def tiny_lm(seed: int = 0):
-    """A tiny random causal LM (Qwen3 architecture, hidden 32) and a character tokenizer.
-
-    For demos and tests that need a real transformer in milliseconds; it knows nothing.
-    """
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    from helpers.policies import CharTokenizer
-
-    tok = CharTokenizer('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ +-=?:.,{}"')
-    cfg = Qwen3Config(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64,
-                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                      head_dim=8, max_position_embeddings=128, pad_token_id=tok.pad_token_id,
-                      eos_token_id=tok.eos_token_id, bos_token_id=None)  # fmt: skip
-    torch.manual_seed(seed)
-    return Qwen3ForCausalLM(cfg).eval(), tok
-
-
+# %%
 BUILD_BASELM_HERE = False  # set True to install the missing BaseLM artifact from this notebook
 if BUILD_BASELM_HERE and not BASELM_OK and not GRADING:
     from helpers import baselm
@@ -1475,20 +1458,11 @@ else:
 # row whose positions start at the padding is a different input. Logits at column $j$ predict the
 # token at column $j+1$; the completion starts at column $P$ = `prompt_len`. The classic pitfall: a
 # sum that includes prompt tokens "reinforces the model's opinion of the question". A quick look on
-# the tiny random model, with a uniform-logits model as the hand-checkable case:
-
-
-# %% [locked] id=uniform_lm
-class UniformLM(torch.nn.Module):
-    """A stub causal LM whose logits are all zero: every token has log-prob -log V."""
-
-    def __init__(self, V: int):
-        super().__init__()
-        self.V, self.w = V, torch.nn.Parameter(torch.zeros(()))
-
-    def forward(self, input_ids, attention_mask=None, position_ids=None, **kw):
-        return SimpleNamespace(logits=self.w + torch.zeros(*input_ids.shape, self.V))
-
+# the tiny random model (`tiny_lm`), with a uniform-logits model (`UniformLM`: every logit 0, so
+# every token has log-prob $-\log V$) as the hand-checkable case. Both are in
+# `helpers/standins.py`, with the other stand-ins the tests below use: read them, they are the
+# models and trainers your functions are graded on (the grader builds the same ones in its own
+# process and runs the reference there).
 
 # %%
 _lm, _tk = tiny_lm(seed=1)
@@ -1559,28 +1533,13 @@ assert np.allclose(_got, [-2 * math.log(_V), -3 * math.log(_V)], atol=1e-5), (
     "prompt_len with attention_mask == 1 (prompt tokens and padding excluded)"
 )
 ### BEGIN HIDDEN TESTS
-import copy as _copy
+# The models are built twice from the same code and seed (helpers/standins.py): in the student's
+# kernel (``tiny_llama(0)``, ``AbsPosLM()``: their function runs there) and here
+# (``local_standins``: the expected values and the reference are computed on those).
 
 # independent expected values: run each row UNPADDED (real tokens only, default positions) and sum
 # the completion tokens' log-probs one prefix at a time
-from transformers import LlamaConfig as _LC
-from transformers import LlamaForCausalLM as _LM
-
-torch.manual_seed(0)
-_net = _LM(
-    _LC(
-        vocab_size=11,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=64,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=None,
-    )
-).eval()
+_net = local_standins.tiny_llama(0)
 _P = 4
 _ids = torch.tensor([[0, 0, 5, 6, 7, 8, 1, 0], [4, 5, 6, 7, 9, 9, 9, 1], [0, 3, 3, 2, 1, 0, 0, 0]])
 _msk = torch.tensor([[0, 0, 1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 0, 0, 0]])
@@ -1602,9 +1561,10 @@ def _expected(net, ids, msk, P):
 
 _want = _expected(_net, _ids, _msk, _P)
 _pos = (_msk.cumsum(1) - 1).clamp(min=0)
+_knet = tiny_llama(0)
 # contract: teacher-forcing, shape, positions-default
 for _pp in (_pos, None):  # explicit positions, and positions derived from the mask
-    _ho = completion_log_prob(_net, _ids, _msk, _P, _pp)
+    _ho = completion_log_prob(_knet, _ids, _msk, _P, _pp)
     assert type(_ho) is torch.Tensor and tuple(_ho.shape) == (3,)
     np.testing.assert_allclose(
         np.array(_ho.detach().numpy(), dtype=np.float64), _want, rtol=1e-4, atol=1e-4
@@ -1617,37 +1577,15 @@ assert float(_ho[0].detach()) == 0.0
 _ho = completion_log_prob(UniformLM(5), torch.tensor([[2, 3, 4]]), torch.tensor([[1, 1, 1]]), 3)
 assert float(_ho[0].detach()) == 0.0
 # contract: gradient (reaches the model's parameters: not computed under no_grad)
-_net2 = _copy.deepcopy(_net).train()
-completion_log_prob(_net2, _ids, _msk, _P, _pos).sum().backward()
-assert any(p.grad is not None and float(p.grad.abs().sum()) > 0 for p in _net2.parameters()), (
+_knet2 = tiny_llama(0).train()
+completion_log_prob(_knet2, _ids, _msk, _P, _pos).sum().backward()
+assert any(_g is not None and float(np.abs(_g).sum()) > 0 for _g in param_grads(_knet2).values()), (
     "no gradient reached the model: do not compute the log-probs under torch.no_grad"
 )
 
 
 # an absolute-position stub (learned positions, as in GPT-2): the logits depend on position_ids and
 # on the attention mask, so a rescoring that drops either is wrong; it records the kwargs it gets
-class _AbsPosLM(torch.nn.Module):
-    def __init__(self, V=11, L=16):
-        super().__init__()
-        g = torch.Generator().manual_seed(5)
-        self.tok = torch.nn.Parameter(torch.randn(V, V, generator=g))
-        self.pos = torch.nn.Parameter(torch.randn(L, V, generator=g))
-        self.calls = []
-
-    def forward(self, input_ids, attention_mask=None, position_ids=None, **kw):
-        self.calls.append({"attention_mask": attention_mask, "position_ids": position_ids, **kw})
-        am = torch.ones_like(input_ids) if attention_mask is None else attention_mask
-        pos = (
-            torch.arange(input_ids.shape[1]).expand_as(input_ids)
-            if position_ids is None
-            else position_ids
-        )
-        if bool((pos < 0).any()) or bool((pos >= self.pos.shape[0]).any()):
-            raise IndexError("position out of range (an embedding table has no row for it)")
-        seen = am.long().cumsum(1).float()[..., None]  # real tokens attended so far (causal)
-        return SimpleNamespace(logits=self.tok[input_ids] + self.pos[pos] + 0.1 * seen)
-
-
 def _abs_expected(stub, ids, msk, P):
     """Each row unpadded, positions 0..n-1 counted over real tokens, by hand."""
     out = []
@@ -1663,23 +1601,24 @@ def _abs_expected(stub, ids, msk, P):
     return np.array(out)
 
 
-_stub = _AbsPosLM()
-_want = _abs_expected(_stub, _ids, _msk, _P)
+_stub = AbsPosLM()
+_want = _abs_expected(local_standins.AbsPosLM(), _ids, _msk, _P)
 # contract: model-call, positions-default, masks
 for _pp in (_pos, None):
-    _stub.calls.clear()
+    _n_before = len(_stub.calls)
     _ho = completion_log_prob(_stub, _ids, _msk, _P, _pp)
     np.testing.assert_allclose(
         np.array(_ho.detach().numpy(), dtype=np.float64), _want, rtol=1e-5, atol=1e-5,
         err_msg="a learned-position model gives other log-probs: pass position_ids (the given ones, "
         "or cumsum(attention_mask) - 1 clamped at 0) and the attention mask to the model",
     )  # fmt: skip
-    assert len(_stub.calls) == 1, f"call the model once (got {len(_stub.calls)} calls)"
-    assert _stub.calls[-1]["position_ids"] is not None, "pass position_ids to the model"
-    np.testing.assert_array_equal(np.asarray(_stub.calls[-1]["position_ids"])[_msk == 1],
+    _sc = _stub.calls
+    assert len(_sc) == _n_before + 1, f"call the model once (got {len(_sc) - _n_before} calls)"
+    assert _sc[-1]["position_ids"] is not None, "pass position_ids to the model"
+    np.testing.assert_array_equal(np.asarray(_sc[-1]["position_ids"])[_msk == 1],
                                   _pos.numpy()[_msk == 1])  # fmt: skip
-    assert _stub.calls[-1]["attention_mask"] is not None, "pass the attention mask to the model"
-    np.testing.assert_array_equal(np.asarray(_stub.calls[-1]["attention_mask"]), _msk.numpy())
+    assert _sc[-1]["attention_mask"] is not None, "pass the attention mask to the model"
+    np.testing.assert_array_equal(np.asarray(_sc[-1]["attention_mask"]), _msk.numpy())
 
 # contract: prompt-excluded (a uniform model: with P = 2 instead of 4 the count grows by the two
 # prompt-side tokens)
@@ -1690,22 +1629,11 @@ np.testing.assert_allclose(
     rtol=1e-5,
 )
 
-
 # contract: dtype (a stub with logits of a chosen dtype: float32 for half-precision logits, float64
 # kept)
-class _DtLM(_AbsPosLM):
-    def __init__(self, dtype, **kw):
-        super().__init__(**kw)
-        self.dtype = dtype
-
-    def forward(self, *a, **kw):
-        out = super().forward(*a, **kw)
-        return SimpleNamespace(logits=out.logits.to(self.dtype))
-
-
-for _dt, _want_dt in ((torch.float64, torch.float64), (torch.bfloat16, torch.float32),
-                      (torch.float16, torch.float32), (torch.float32, torch.float32)):  # fmt: skip
-    _ho = completion_log_prob(_DtLM(_dt), _ids, _msk, _P, _pos)
+for _dt, _want_dt in (("float64", torch.float64), ("bfloat16", torch.float32),
+                      ("float16", torch.float32), ("float32", torch.float32)):  # fmt: skip
+    _ho = completion_log_prob(AbsPosLM(dtype=_dt), _ids, _msk, _P, _pos)
     assert _ho.dtype == _want_dt, f"{_dt} logits: computed in {_ho.dtype}, expected {_want_dt}"
 # contract: differential (seeded random batches against the reference on absolute-position stubs
 # that record their keyword arguments: ragged left padding, EOS at different columns, rows without
@@ -1726,8 +1654,8 @@ for _case in range(30):
     _pp = (_am.cumsum(1) - 1).clamp(min=0)
     if _mode == 1:
         _pp = _pp + torch.tensor(_rng.integers(1, 4, (_N, 1)))  # the sampler's positions, shifted
-    _dt = [torch.float32, torch.float64, torch.bfloat16][_case % 3 if _case % 2 else 0]
-    _st, _sr = _DtLM(_dt), _DtLM(_dt)
+    _dt = ["float32", "float64", "bfloat16"][_case % 3 if _case % 2 else 0]
+    _st, _sr = AbsPosLM(dtype=_dt), local_standins.AbsPosLM(dtype=_dt)
     _keep = (_ii.clone(), _am.clone(), _pp.clone())
     _args = (_ii, _am, _P) if _mode == 2 else (_ii, _am, _P, _pp)
     _ho = completion_log_prob(_st, *_args)
@@ -1737,8 +1665,9 @@ for _case in range(30):
     assert _ho.dtype == _want.dtype, (_case, _ho.dtype, _want.dtype)
     np.testing.assert_allclose(_ho.detach().double().numpy(), _want.detach().double().numpy(),
                                rtol=1e-5, atol=1e-5, err_msg=f"case {_case}: N={_N} L={_L} P={_P}")  # fmt: skip
-    assert len(_st.calls) == 1, f"case {_case}: call the model once, got {len(_st.calls)} calls"
-    _c = _st.calls[0]
+    _sc = _st.calls
+    assert len(_sc) == 1, f"case {_case}: call the model once, got {len(_sc)} calls"
+    _c = _sc[0]
     assert _c["attention_mask"] is not None and _c["position_ids"] is not None, _case
     np.testing.assert_array_equal(np.asarray(_c["attention_mask"]), _am.numpy())
     _act = _am.numpy() == 1
@@ -1749,8 +1678,10 @@ for _case in range(30):
         continue  # nothing to differentiate
     (_ho * _wt).sum().backward()
     (_want * _wt).sum().backward()
-    for _a, _b in ((_st.tok, _sr.tok), (_st.pos, _sr.pos)):
-        np.testing.assert_allclose(_a.grad.double().numpy(), _b.grad.double().numpy(),
+    _kg = param_grads(_st)
+    for _name, _b in (("tok", _sr.tok), ("pos", _sr.pos)):
+        assert _kg[_name] is not None, f"case {_case}: no gradient reached the model"
+        np.testing.assert_allclose(_kg[_name], _b.grad.double().numpy(),
                                    rtol=1e-4, atol=1e-5, err_msg=f"case {_case}: gradient")  # fmt: skip
 del _ref_completion_log_prob
 ### END HIDDEN TESTS
@@ -2021,28 +1952,10 @@ def train_step(trainer: GRPOTrainer, tasks: list[Task]) -> dict[str, float]:
 
 
 # %% [tests] id=test_train_step points=4
-def _tiny_trainer(verifier, seed=0, **cfg):
-    """A tiny random Qwen3 with LoRA (B initialised non-zero) and its frozen copy as reference."""
-    net, tok = tiny_lm(seed)
-    ref = load_reference(net)
-    pol = add_lora(net, r=4, alpha=8, seed=seed)
-    with torch.no_grad():
-        for n_, p_ in pol.named_parameters():
-            if "lora_B" in n_:
-                p_.normal_(0, 0.05, generator=torch.Generator().manual_seed(seed))
-    conf = TrainerConfig(
-        **{"k": 4, "max_new_tokens": 4, "prompts_per_step": 2, "lr": 1e-2, "seed": seed, **cfg}
-    )
-    return GRPOTrainer(pol, ref, tok, make_tasks("arithmetic_choice", 6, "train", 0), verifier,
-                       train_step=train_step, config=conf)  # fmt: skip
-
-
-def _always(v):
-    return lambda task, completion: v
-
-
-_tr = _tiny_trainer(_always(1.0))
-_before = {n_: p_.detach().clone() for n_, p_ in _tr.policy.named_parameters()}
+# tiny_trainer (helpers/standins.py): a tiny random Qwen3 with LoRA (B initialised non-zero) and its
+# frozen copy as reference; here the verifier gives every completion reward 1.0
+_tr = tiny_trainer(train_step, "always", 1.0)
+_before = param_state(_tr.policy)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     _row = _tr.run_step()
@@ -2055,20 +1968,14 @@ assert math.isnan(_row["kl"]) and math.isnan(_row["entropy"]), (
     f"a step that measured nothing must report NaN kl/entropy (not 0): got kl={_row['kl']}, entropy={_row['entropy']}"
 )
 assert _tr.updates == 0, "no optimizer step may run when every group is degenerate"
-assert all(torch.equal(_before[n_], p_) for n_, p_ in _tr.policy.named_parameters()), (
+_after = param_state(_tr.policy)
+assert all(np.array_equal(_before[n_], _after[n_]) for n_ in _before), (
     "parameters changed on a skipped step"
 )
 ### BEGIN HIDDEN TESTS
-import copy as _copy
-
-from helpers.reference import fingerprint as _fp
-
-
-def _mixed(task, completion):
-    """First group always 1 (degenerate), other groups: 1 iff the first character's code is even."""
-    if task.prompt == _FIRST[0]:
-        return 1.0
-    return float(len(completion) > 0 and ord(completion[0]) % 2 == 0)
+# The trainers are built twice from the same code and seed (helpers/standins.py): in the student's
+# kernel (their train_step runs there; what it did comes back as data) and here (``local_standins``:
+# the models the expected values are computed with, and the reference's stand-ins).
 
 
 def _seq_logp(net, sample, r):
@@ -2083,17 +1990,17 @@ def _seq_logp(net, sample, r):
     return total
 
 
+def _fetch_sample(live):
+    """The kernel trainer's last sample, as tensors here."""
+    s = live.last_sample
+    names = ("input_ids", "attention_mask", "prompt_mask", "completion_mask", "logprobs")
+    return SimpleNamespace(**{n: getattr(s, n) for n in names})
+
+
 for _seed in (0, 1, 2):
-    _FIRST = [_tiny_trainer(_always(0.0), seed=_seed).next_tasks()[0].prompt]  # same seeded order
-    _tr = _tiny_trainer(_mixed, seed=_seed, kl_coef=0.3)
-    _calls = []
-    _orig_update = _tr.update
-
-    def _spy(loss, _c=_calls):  # record the loss, do not step
-        _c.append(loss)
-        return 0.0
-
-    _tr.update = _spy
+    _tr = tiny_trainer(train_step, "mixed", first=local_standins.first_prompt(_seed), seed=_seed,
+                       kl_coef=0.3)  # fmt: skip
+    spy_updates(_tr)  # trainer.update records the loss and takes no step
     _hrow = _tr.run_step()
     _r = _tr.last_rewards.view(2, 4)
     _inf = _r.max(1).values != _r.min(1).values
@@ -2102,44 +2009,52 @@ for _seed in (0, 1, 2):
     break
 else:
     raise AssertionError("test set-up: no seed gave exactly one informative group")
+_here = local_standins.tiny_trainer(seed=_seed, kl_coef=0.3)  # the same models, built here
 assert _hrow["skipped"] == 1 and _hrow["groups"] == 2, _hrow
+_calls = _tr.spied
 assert len(_calls) == 1, f"trainer.update must be called exactly once, got {len(_calls)} calls"
-_s2 = _tr.last_sample
+_s2 = _fetch_sample(_tr)
+local_standins.load_params(_here.policy, param_state(_tr.policy))
 _rows = [i for i in range(8) if bool(_inf[i // 4])]
-_lp_pol = np.array([_seq_logp(_tr.policy, _s2, i) for i in _rows])
-_lp_ref = np.array([_seq_logp(_tr.reference, _s2, i) for i in _rows])
+_lp_pol = np.array([_seq_logp(_here.policy, _s2, i) for i in _rows])
+_lp_ref = np.array([_seq_logp(_here.reference, _s2, i) for i in _rows])
 _rr = _r[_inf].reshape(-1).double().numpy()
 _A = (_rr - _rr.mean()) / (_rr.std() + 1e-6)
 _dd = _lp_ref - _lp_pol
 _k3 = np.exp(_dd) - _dd - 1
 _want = -(_A * _lp_pol).mean() + 0.3 * _k3.mean()
-np.testing.assert_allclose(float(_calls[0].detach()), _want, rtol=1e-4, atol=1e-5)
+np.testing.assert_allclose(float(_calls[0]["loss"]), _want, rtol=1e-4, atol=1e-5)
 np.testing.assert_allclose(_hrow["kl"], _k3.mean(), rtol=1e-4, atol=1e-6)
 _cm = _s2.completion_mask[_rows].float()
 np.testing.assert_allclose(
     _hrow["entropy"], float(-(_s2.logprobs[_rows] * _cm).sum() / _cm.sum()), rtol=1e-5
 )
 np.testing.assert_allclose(_hrow["reward"], float(_tr.last_rewards.mean()), rtol=1e-6)
-assert _calls[0].requires_grad, "the loss passed to trainer.update must carry the policy's gradient"
+assert _calls[0]["requires_grad"], (
+    "the loss passed to trainer.update must carry the policy's gradient"
+)
 # a real step: only LoRA weights move, the reference does not
-_tr.update = _orig_update
-_ref_fp = _fp(_tr.reference)
-_hbefore = {n_: p_.detach().clone() for n_, p_ in _tr.policy.named_parameters()}
-_pol0 = _copy.deepcopy(_tr.policy)  # the policy the step's forward pass sees (before its update)
+restore_updates(_tr)
+_hbefore = param_state(_tr.policy)  # the policy the step's forward pass sees (before its update)
 _hrow = _tr.run_step()
 if _hrow["skipped"] < _hrow["groups"]:
     assert _tr.updates == 1
-    _moved = [n_ for n_, p_ in _tr.policy.named_parameters() if not torch.equal(_hbefore[n_], p_)]
+    _hafter = param_state(_tr.policy)
+    _moved = [n_ for n_ in _hbefore if not np.array_equal(_hbefore[n_], _hafter[n_])]
     assert _moved and all("lora_" in n_ for n_ in _moved), _moved[:3]
     # contract: kl-before-update ("kl" comes from the step's own forward pass, not re-measured)
+    local_standins.load_params(_here.policy, _hbefore)
+    _s3 = _fetch_sample(_tr)
     _r3 = _tr.last_rewards.view(2, 4)
     _rows3 = [i for i in range(8) if bool(_r3[i // 4].max() != _r3[i // 4].min())]
-    _lp0 = np.array([_seq_logp(_pol0, _tr.last_sample, i) for i in _rows3])
-    _d3 = np.array([_seq_logp(_tr.reference, _tr.last_sample, i) for i in _rows3]) - _lp0
+    _lp0 = np.array([_seq_logp(_here.policy, _s3, i) for i in _rows3])
+    _d3 = np.array([_seq_logp(_here.reference, _s3, i) for i in _rows3]) - _lp0
     np.testing.assert_allclose(_hrow["kl"], (np.exp(_d3) - _d3 - 1).mean(), rtol=1e-4, atol=1e-6)
-assert _fp(_tr.reference) == _ref_fp and not any(
-    p_.requires_grad for p_ in _tr.reference.parameters()
-)
+_ref_state, _ref_here = param_state(_tr.reference), local_standins.param_state(_here.reference)
+assert set(_ref_state) == set(_ref_here) and all(
+    np.array_equal(_ref_state[n_], _ref_here[n_]) for n_ in _ref_here
+), "the reference's weights changed"
+assert not any(trainable(_tr.reference).values()), "the reference must stay frozen"
 _tr.check_reference()
 
 
@@ -2148,88 +2063,15 @@ _tr.check_reference()
 # mask, and they record every call's keyword arguments and grad mode; ragged left padding,
 # completions of several lengths with junk log-probs after EOS, groups that are degenerate,
 # binary, continuous or of a tiny but nonzero spread; B and K from 1 up)
-class _StepLM(torch.nn.Module):
-    def __init__(self, seed, V=13, L=32):
-        super().__init__()
-        g = torch.Generator().manual_seed(seed)
-        self.tok = torch.nn.Parameter(torch.randn(V, V, generator=g))
-        self.pos = torch.nn.Parameter(torch.randn(L, V, generator=g))
-        self.calls = []
-
-    def forward(self, input_ids, attention_mask=None, position_ids=None, **kw):
-        self.calls.append({"input_ids": input_ids, "attention_mask": attention_mask,
-                           "position_ids": position_ids, "grad": torch.is_grad_enabled(), **kw})  # fmt: skip
-        am = torch.ones_like(input_ids) if attention_mask is None else attention_mask
-        pos = torch.arange(input_ids.shape[1]).expand_as(input_ids)
-        pos = pos if position_ids is None else position_ids
-        if bool((pos < 0).any()) or bool((pos >= self.pos.shape[0]).any()):
-            raise IndexError("position out of range (an embedding table has no row for it)")
-        seen = am.long().cumsum(1).float()[..., None]
-        return SimpleNamespace(logits=self.tok[input_ids] + self.pos[pos] + 0.1 * seen)
-
-
-def _stand_in(case):
-    """A stand-in trainer (the attributes the docstring names), rebuilt identically per case."""
-    rng = np.random.default_rng(9570 + case)
-    B, K = int(rng.integers(1, 4)), 1 if case % 8 == 7 else int(rng.integers(2, 5))
-    N, P, T = B * K, int(rng.integers(2, 6)), int(rng.integers(1, 6))
-    real_p, comp = rng.integers(1, P + 1, N), rng.integers(1, T + 1, N)
-    pm = (np.arange(P)[None, :] >= P - real_p[:, None]).astype(np.int64)
-    cm = (np.arange(T)[None, :] < comp[:, None]).astype(np.int64)
-    am = np.concatenate([pm, cm], axis=1)
-    ids = np.where(am == 1, rng.integers(2, 13, (N, P + T)), 0)
-    lps = np.where(cm == 1, -rng.exponential(1.0, (N, T)), -7.0)  # junk after EOS
-    groups = []
-    for b in range(B):
-        kind = (case + b) % 4
-        if kind == 0 or K == 1:
-            groups.append(np.full(K, float(rng.choice([0.0, 1.0, 0.3]))))
-        elif kind == 1:
-            groups.append((np.arange(K) == rng.integers(0, K)).astype(float))
-        elif kind == 2:
-            groups.append(rng.normal(0, 1, K))
-        else:
-            groups.append(1e-7 * (np.arange(K) == rng.integers(0, K)))  # tiny spread
-    rewards = torch.tensor(np.concatenate(groups), dtype=torch.float32)
-    am_t = torch.tensor(am)
-    sample = SimpleNamespace(input_ids=torch.tensor(ids), attention_mask=am_t, prompt_len=P,
-                             position_ids=(am_t.cumsum(1) - 1).clamp(min=0),
-                             completion_mask=torch.tensor(cm),
-                             logprobs=torch.tensor(lps, dtype=torch.float32), k=K)  # fmt: skip
-    log = {"sample": 0, "score": 0, "updates": []}
-    pol, ref = _StepLM(case), _StepLM(1000 + case).requires_grad_(False)
-
-    def _sample(tasks):
-        log["sample"] += 1
-        return sample
-
-    def _score(tasks, s):
-        log["score"] += 1
-        assert s is sample, "score the sample that trainer.sample returned"
-        return rewards.clone()
-
-    def _update(loss):  # record the loss and its gradient, then move the policy (a real step would)
-        grads = torch.autograd.grad(loss, list(pol.parameters()), retain_graph=True,
-                                    allow_unused=True)  # fmt: skip
-        log["updates"].append((loss, [None if g is None else g.clone() for g in grads]))
-        with torch.no_grad():
-            for p_ in pol.parameters():
-                p_.add_(0.5)
-        return 1.0
-
-    trainer = SimpleNamespace(policy=pol, reference=ref, sample=_sample, score=_score,
-                              update=_update, config=SimpleNamespace(
-                                  k=K, kl_coef=[0.0, 0.05, 0.4][case % 3], prompts_per_step=B))  # fmt: skip
-    return trainer, [SimpleNamespace(prompt=f"task {b}", answer="0") for b in range(B)], log
-
-
 # @reference group_advantages kl_estimate completion_log_prob grpo_loss train_step
 _n_inf = 0
 for _case in range(24):
-    _tw, _tasks, _lw = _stand_in(_case)
-    _want = _ref_train_step(_tw, _tasks)
-    _ts, _tasks, _ls = _stand_in(_case)
-    _got = train_step(_ts, _tasks)
+    _hw = local_standins.stand_in_trainer(_case)  # the reference runs on this one, here
+    _want = _ref_train_step(_hw.trainer, _hw.tasks)
+    _lw = _hw.log
+    _hs = stand_in_trainer(_case)  # the same stand-in in the kernel
+    _got = train_step(_hs.trainer, _hs.tasks)
+    _ls = _hs.log
     # contract: keys, types
     assert isinstance(_got, dict), f"case {_case}: return a dict"
     for _key in ("reward", "kl", "entropy", "loss"):
@@ -2237,12 +2079,12 @@ for _case in range(24):
     for _key in ("skipped", "groups"):
         assert _key in _got and type(_got[_key]) is int, f"case {_case}: {_key!r} -> {_got}"
     # contract: sample-score
-    assert _ls["sample"] == 1 and _ls["score"] == 1, f"case {_case}: {_ls}"
+    assert _ls["sample"] == 1 and _ls["score"] == 1, f"case {_case}: {_ls['sample'], _ls['score']}"
     # contract: values (every documented key, NaN where the reference has NaN)
     for _key in ("reward", "kl", "entropy", "loss", "skipped", "groups"):
         np.testing.assert_allclose(_got[_key], _want[_key], rtol=1e-4, atol=1e-6,
                                    err_msg=f"case {_case}: {_key!r}")  # fmt: skip
-    _pc, _rc = _ts.policy.calls, _ts.reference.calls
+    _pc, _rc = _hs.trainer.policy.calls, _hs.trainer.reference.calls
     if not _lw["updates"]:
         # contract: skip-all
         assert not _ls["updates"] and not _pc and not _rc, (
