@@ -19,13 +19,11 @@ code of those solution cells (markers and docstrings removed, comments lost) wit
 they define renamed ``_ref_<name>``: the differential tests compare the student's function with the
 reference on random inputs, and this copy is made here so the reference is written once.
 
-Trusted verdicts (the lessons in ``TRUSTED_VERDICT``): a test cell of the source notebook holds only
-its visible tests. The whole cell (visible and hidden tests, references expanded) is
-``trusted_tests(lesson)[grade_id].code``, which course/grading/verdict.py runs in the grader's own
-process against the student's functions, reached as plain data through course/grading/boundary.py:
-hidden tests, references and expected values never enter the student's kernel. For the other
-lessons the hidden tests stay in the source notebook, run in the kernel, and feedback redacts them
-(course/grading/safety.py).
+Trusted verdicts: a test cell of the source notebook holds only its visible tests. The whole cell
+(visible and hidden tests, references expanded) is ``trusted_tests(lesson)[grade_id].code``, which
+course/grading/verdict.py runs in the grader's own process against the student's functions, reached
+as plain data through course/grading/boundary.py: hidden tests, references and expected values never
+enter the student's kernel, its working directory or any file it can read.
 
 Usage: python course/build_lessons.py [--check] [LESSON ...]
 """
@@ -46,8 +44,8 @@ HEADER = re.compile(r"^# %%(?:\s+\[(?P<kind>\w+)\])?(?P<args>.*)$")
 REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-# Lessons whose test cells are run by the trusted grader (hidden tests kept out of the notebook).
-TRUSTED_VERDICT = frozenset({"9.1", "9.2", "9.3", "9.4", "9.5"})
+LESSONS = tuple(sorted(p.stem for p in LESSONS_DIR.glob("9.*.py")))  # "9.1" ... "9.5"
+TRUSTED_VERDICT = frozenset(LESSONS)  # TEMPORARY alias, removed below once tests move to LESSONS
 # Names a trusted test cell may use besides the graded functions (tests/test_verdict.py checks it)
 TRUSTED_PREAMBLE = {
     "*": "import json\nimport math\n\nimport numpy as np\n",
@@ -229,9 +227,7 @@ def build(source: Path):
     import nbformat  # here, not at the top: the grader's verdict process needs none of it
 
     cells = _parse(source)
-    trusted = source.stem in TRUSTED_VERDICT
-    if trusted:
-        trusted_tests(source.stem)  # '# @reference' outside the hidden part fails here too
+    trusted_tests(source.stem)  # '# @reference' outside the hidden part fails here
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -243,10 +239,8 @@ def build(source: Path):
         body = "\n".join(c["lines"]).strip("\n")
         if kind == "solution":
             solutions[args.get("id")] = body
-        elif kind == "tests" and trusted:
-            body = _visible(body)
         elif kind == "tests":
-            body = _expand_references(body, solutions, f"{source.name} [tests] {args.get('id')}")
+            body = _visible(body)
         if kind in ("markdown", "written"):
             cell = nbformat.v4.new_markdown_cell(_markdown(c["lines"]))
         else:

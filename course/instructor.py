@@ -20,7 +20,8 @@ machinery is the package course/grading/:
 - ``sandbox``: every student's kernel runs in bubblewrap (no network, no view of the course, the
   gradebook or other students, memory/process/file limits); autograde refuses to run without it
   unless ``--trusted-students`` (UNSAFE, printed in the report);
-- ``safety``: ``GuardedExecute`` and ``RedactHiddenTests``, loaded by course/nbgrader_config.py;
+- ``safety``: ``GuardedExecute`` (the verdict taken from the trusted tests), loaded by
+  course/nbgrader_config.py;
 - ``collect``: refuses symlinks, devices, escaping names, oversized notebooks, zip bombs, an id
   claimed twice and a silent replacement; the submission time is the collect run's.
 

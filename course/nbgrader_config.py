@@ -42,9 +42,9 @@ c.IgnorePattern.pattern = r"(?s).*"
 
 
 # Grading safety (course/grading/safety.py): GuardedExecute replaces Execute (runs the kernel in the
-# bubblewrap sandbox, restores numpy/math/builtins/IPython before each test cell and fails a cell
-# during which they change, decides the verdict outside the kernel, survives a killed kernel or a
-# runaway cell); RedactHiddenTests keeps hidden tests and their expected values out of feedback.
+# bubblewrap sandbox, takes each test cell's verdict from the trusted tests that run outside the
+# kernel, survives a killed kernel or a runaway cell, caps output). Hidden tests never reach a
+# notebook, so feedback has none to remove; SanitiseOutputs makes student output inert.
 # The package is imported from the repository this file belongs to; a throwaway course (tests) that
 # holds only this file finds it on PYTHONPATH (course/ is a namespace package).
 import sys  # noqa: E402
@@ -76,7 +76,7 @@ from course.grading.safety import make_safety_classes  # noqa: E402
 from course.grading.sanitise import SanitiseOutputs  # noqa: E402
 from course.grading.stderr_policy import StderrShownNotGraded  # noqa: E402
 
-GuardedExecute, RedactHiddenTests = make_safety_classes()
+GuardedExecute = make_safety_classes()
 c.Autograde.autograde_preprocessors = [
     GuardedExecute,
     StderrShownNotGraded,
@@ -91,6 +91,5 @@ c.Autograde.autograde_preprocessors = [
 c.GenerateFeedback.preprocessors = [
     SanitiseOutputs,
     GetGrades,
-    RedactHiddenTests,
     CSSHTMLHeaderPreprocessor,
 ]

@@ -178,8 +178,6 @@ def test_class_run_gives_every_student_the_points_earned(graded_class):
     ], report["failed"]
     assert "notebook" in report["failed"][0]["reason"] or "JSON" in report["failed"][0]["reason"]
     assert sorted(report["graded"]) == sorted(roster)
-    if not Lesson.load(lesson).trusted:  # the in-kernel guard reports what it restored
-        assert "x_monkeypatch" in report["safety_events"]
     saved = json.loads((sharded.root / "autograded" / f"report-{lesson}.json").read_text())
     assert saved["failed"] == report["failed"]
 

@@ -15,9 +15,9 @@ the mutation run (tests/grading/mutation.py) leaves alive computes the same cont
 mutant's key from that run and the comment lines below the header are the argument.
 
 ``run_variants`` executes the source notebook once (as the autograder would, NBGRADER_EXECUTION set),
-then for each variant: execs its code, re-runs every graded test cell (visible and hidden tests, as in
-the source), records which cells fail (an error output; stderr is shown, not graded: the course's
-stderr policy, course/grading/stderr_policy.py), and restores the reference by re-running the solution cells.
+then for each variant: execs its code in the kernel, runs every test cell through the trusted verdict
+(course/grading/verdict.py: the tests run here, the functions are called in the kernel), records
+which cells fail, and restores the reference by re-running the solution cells.
 The kernel runs in the grading sandbox (course/grading/sandbox.py) wherever it can start.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from course.build_lessons import TRUSTED_VERDICT, trusted_tests
+from course.build_lessons import trusted_tests
 from course.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,6 @@ class Lesson:
     cell_test: dict[str, str]  # solution grade_id -> the test cell that follows it
     points: dict[str, float]  # test grade_id -> points
     test_code: dict[str, str]  # test grade_id -> its code as graded (visible + hidden tests)
-    trusted: bool  # graded by the trusted verdict (course/grading/verdict.py), not in the kernel
 
     @classmethod
     def load(cls, lesson: str) -> Lesson:
@@ -89,7 +88,7 @@ class Lesson:
                     ctest[s] = gid
                 pending = []
         code = {gid: t.code for gid, t in trusted_tests(lesson).items()}
-        return cls(lesson, nb, sol, tests, fcell, ctest, pts, code, lesson in TRUSTED_VERDICT)
+        return cls(lesson, nb, sol, tests, fcell, ctest, pts, code)
 
     def test_of(self, function: str) -> str:
         return self.cell_test[self.function_cell[function]]
@@ -200,9 +199,7 @@ class GradingKernel:
                 self.client.execute_cell(cell, idx)
                 if idx in test_index:
                     self.cell_seconds[test_index[idx]] = time.perf_counter() - t0
-        self.baseline = {g: cell_failed(nb.cells[i]) for g, i in self.info.test_cells.items()}
-        if self.info.trusted:
-            self.baseline = self.run_tests()
+        self.baseline = self.run_tests()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -217,17 +214,6 @@ class GradingKernel:
             os.environ.update(self._old_env)
 
     def run_tests(self, cells: list[str] | None = None) -> dict[str, bool]:
-        if self.info.trusted:
-            return self._run_trusted(cells or list(self.info.test_cells))
-        out = {}
-        for gid in cells or list(self.info.test_cells):
-            idx = self.info.test_cells[gid]
-            cell = nbformat.v4.new_code_cell(self.info.nb.cells[idx].source)
-            self.client.execute_cell(cell, idx)
-            out[gid] = cell_failed(cell)
-        return out
-
-    def _run_trusted(self, cells: list[str]) -> dict[str, bool]:
         """The autograder's verdict: the test cells run here, the functions called in the kernel
         through the plain-data channel (course/grading/verdict.py). A call past the time limit
         raises CellTimeoutError, as a cell past its limit does."""
@@ -239,7 +225,8 @@ class GradingKernel:
         if self._channel is None:
             self._channel = Channel(self.client.km.connection_file, timeout=self.timeout)
         out = {}
-        for v in run_lesson(self._channel, self.lesson, cells, self.timeout):
+        for v in run_lesson(self._channel, self.lesson, cells or list(self.info.test_cells),
+                            self.timeout):  # fmt: skip
             if v.timeout:
                 raise CellTimeoutError(v.message)
             out[v.grade_id] = not v.passed

@@ -150,9 +150,9 @@ def attacker(lesson: str, kind: str):
         nb = filled(lesson, blank={first})
         i = _cell_index(nb, first_test)
         nb.cells.insert(i + 1, nbformat.v4.new_code_cell(info.reference_code(first)))
-        if info.trusted:  # the trusted verdict calls the notebook's functions after it has run:
-            return nb, expected_points(lesson, set())  # the last definition is the one graded
-        return nb, expected_points(lesson, {first_test})  # later cells see the late definition
+        # the trusted verdict calls the notebook's functions after it has run: the last
+        # definition is the one graded
+        return nb, expected_points(lesson, set())
     if kind == "monkeypatch":  # stubs everywhere, assertion helpers disabled at the top
         nb = filled(lesson, blank=set(sols))
         nb.cells.insert(1, nbformat.v4.new_code_cell(MONKEYPATCH))
