@@ -45,7 +45,6 @@ REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 LESSONS = tuple(sorted(p.stem for p in LESSONS_DIR.glob("9.*.py")))  # "9.1" ... "9.5"
-TRUSTED_VERDICT = frozenset(LESSONS)  # TEMPORARY alias, removed below once tests move to LESSONS
 # Names a trusted test cell may use besides the graded functions (tests/test_verdict.py checks it)
 TRUSTED_PREAMBLE = {
     "*": "import json\nimport math\n\nimport numpy as np\n",

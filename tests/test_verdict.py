@@ -7,6 +7,9 @@ kernel (course/grading/boundary.py) and the trusted test cells (course/build_les
 - the channel, against a real kernel: in-place changes written back, aliasing kept, the student's
   exceptions mapped to builtin classes (never SystemExit), lying objects refused, a call past its
   limit reported as a timeout, an unknown function as NameError;
+- the channel with torch, against a second kernel: gradients through a call equal those of the same
+  computation done here (a live model's included), grad mode crosses, Live objects read, call and
+  are freed in the kernel, a graded call never leaves a Live, a Remote argument is the function;
 - the trusted test cells use only names their preamble and the graded functions provide, and the
   source notebooks of these lessons hold no hidden test.
 """
@@ -27,7 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from course.build_lessons import TRUSTED_VERDICT, graded_functions, trusted_tests
+from course.build_lessons import LESSONS, graded_functions, trusted_tests
 from course.grading import wire
 from course.grading.verdict import kernel_names, preamble
 from tests.conftest import ROOT
@@ -357,6 +360,392 @@ def test_crafted_answers_never_escape_as_anything_but_a_failed_call():
     assert arr.tolist() == [0.0, 1.0, 2.0], "a forged answer wrote into the caller's argument"
 
 
+# --- the channel with torch: remote autograd, live objects, write-back ---------------------------
+
+# The same source runs in the kernel and here: a gradient through the channel is compared with the
+# gradient of the very same computation done here.
+TORCH_FUNCS = r"""
+import torch
+
+def poly(a, b, c=None):
+    out = (a * b).sin() + a ** 2
+    return out if c is None else out + c * b
+
+def pieces(a, b):
+    return (a * b, {"s": (a ** 3).sum(), "n": 3, "e": b.exp()})
+
+def itself(a):
+    return a
+
+def run(model, ids, scale=None):
+    logits = model(ids).logits
+    return logits if scale is None else logits * scale
+"""
+
+TORCH_KERNEL_CODE = r"""
+import gc, sys, types, weakref
+
+def detached(a):
+    return (a * 2).detach()
+
+def grad_on():
+    return torch.is_grad_enabled()
+
+def head(model):
+    return lambda ids: model(ids).logits
+
+def pair(model, w):
+    return (model, w)  # not plain data: stays in the kernel
+
+def run_pair(p, ids, x):
+    model, w = p
+    return model(ids).logits * w * x
+
+def bump(t):
+    with torch.no_grad():
+        t.add_(1)
+
+def shape_of(x):
+    if type(x) in (list, tuple):
+        return type(x)(shape_of(v) for v in x)
+    if type(x) is dict:
+        return {k: shape_of(v) for k, v in x.items()}
+    return type(x).__name__
+
+def same_object(a, b):
+    return a is b
+
+def is_notebook_fn(f, name):
+    return f is globals()[name]
+
+def apply(f, x):
+    return f(x)
+
+def square(x):
+    return x * x
+
+class Thing:
+    pass
+
+_refs = []
+
+def make_thing():
+    t = Thing()
+    _refs.append(weakref.ref(t))
+    return t
+
+def alive():
+    gc.collect()
+    return [r() is not None for r in _refs]
+
+def live_count():
+    # the grading server's table of live objects: a closure cell of its serve_one
+    found = [f for f in gc.get_objects() if type(f) is types.FunctionType
+             and f.__name__ == "serve_one" and "live" in f.__code__.co_freevars]
+    assert len(found) == 1, len(found)
+    f = found[0]
+    return len(f.__closure__[f.__code__.co_freevars.index("live")].cell_contents)
+
+kernel_side = types.ModuleType("kernel_side")
+vars(kernel_side).update({k: v for k, v in dict(globals()).items()
+                          if callable(v) and not k.startswith("_")})
+sys.modules["kernel_side"] = kernel_side
+"""
+
+
+@pytest.fixture(scope="module")
+def tch():
+    """A second kernel, with torch and the stand-ins, and a channel into it."""
+    from jupyter_client.manager import start_new_kernel
+
+    from course.grading.boundary import Channel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    try:
+        reply = kc.execute_interactive(TORCH_FUNCS + TORCH_KERNEL_CODE, timeout=120)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        ch = Channel(km.connection_file, timeout=30)
+        yield ch
+        ch.close()
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _local():
+    ns: dict = {}
+    exec(TORCH_FUNCS, ns)
+    return ns
+
+
+def _close(got, want):
+    import torch
+
+    assert (got is None) == (want is None), (got, want)
+    if want is not None:
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-12)
+
+
+def _flush(ch):
+    """Collect dropped Live objects here and free them in the kernel; its live-table size."""
+    import gc
+
+    from course.grading.boundary import Remote
+
+    gc.collect()
+    return Remote(ch, "live_count")()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gradients_through_a_call_match_the_local_computation(tch, dtype):
+    import torch
+
+    from course.grading.boundary import Remote
+
+    local = _local()
+    dt = getattr(torch, dtype)
+    g = torch.Generator().manual_seed(3)
+    a0, b0, c0 = (torch.randn(5, generator=g, dtype=dt) for _ in range(3))
+
+    def inputs():
+        base = a0.clone().requires_grad_(True)
+        b = b0.clone().requires_grad_(True)
+        return base, b, c0.clone()  # c does not require grad
+
+    def compute(f):
+        base, b, c = inputs()
+        a = base * 1.5  # a non-leaf input: the gradient reaches its leaf
+        y1 = f["poly"](a, b, c=c)
+        t, d = f["pieces"](a, b)
+        y2 = f["poly"](a, a)  # one tensor passed twice
+        same = f["itself"](b)
+        loss1 = (y1 * torch.arange(5, dtype=dt)).sum() + (t * d["e"]).sum() + d["s"] * 2
+        loss1.backward(retain_graph=True)  # a is shared by both losses
+        ((y2**2).sum() + (same * same).sum()).backward()  # a second result: gradients add up
+        return (y1, t, d, y2, same), (base.grad, b.grad, c.grad)
+
+    remote = {n: Remote(tch, n) for n in ("poly", "pieces", "itself")}
+    (r_out, r_grads), (l_out, l_grads) = compute(remote), compute(local)
+    r_y1, r_t, r_d, r_y2, r_same = r_out
+    assert r_d["n"] == 3 and type(r_d["n"]) is int
+    flat = [(r_y1, l_out[0]), (r_t, l_out[1]), (r_d["s"], l_out[2]["s"])]
+    flat += [(r_d["e"], l_out[2]["e"]), (r_y2, l_out[3]), (r_same, l_out[4])]
+    for got, want in flat:
+        assert got.dtype == dt and got.requires_grad and got.grad_fn is not None
+        _close(got.detach(), want.detach())
+    for got, want in zip(r_grads, l_grads):
+        _close(got, want)
+    assert r_grads[0].dtype == dt and r_grads[2] is None
+
+
+def test_backward_twice_through_one_result_doubles_the_gradient(tch):
+    import torch
+
+    from course.grading.boundary import Remote
+
+    a = torch.linspace(-1, 1, 4, dtype=torch.float64, requires_grad=True)
+    b = torch.full((4,), 0.5, dtype=torch.float64, requires_grad=True)
+    y = Remote(tch, "poly")(a, b)
+    y.sum().backward(retain_graph=True)
+    once = a.grad.clone(), b.grad.clone()
+    y.sum().backward()
+    _close(a.grad, 2 * once[0])
+    _close(b.grad, 2 * once[1])
+    want = torch.autograd.grad(_local()["poly"](a, b).sum(), [a, b])
+    _close(once[0], want[0])
+    _close(once[1], want[1])
+
+
+def test_a_detached_answer_has_no_gradient_and_no_grad_reaches_the_kernel(tch):
+    import torch
+
+    from course.grading.boundary import KernelModule, Remote
+
+    a = torch.ones(3, requires_grad=True)
+    y = Remote(tch, "detached")(a)
+    assert not y.requires_grad and y.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError):
+        y.sum().backward()
+    assert Remote(tch, "grad_on")() is True
+    with torch.no_grad():
+        assert Remote(tch, "grad_on")() is False
+        y = Remote(tch, "poly")(a, a)
+        model = KernelModule(tch, "helpers.standins").AbsPosLM()
+        logits = Remote(tch, "run")(model, torch.tensor([[1, 2, 3]]))
+    with torch.inference_mode():
+        assert Remote(tch, "grad_on")() is False
+    assert not y.requires_grad and not logits.requires_grad
+    calls = model.calls
+    assert len(calls) == 1 and calls[0]["grad"] is False
+    grads = KernelModule(tch, "helpers.standins").param_grads(model)
+    assert grads == {"tok": None, "pos": None}
+
+
+def test_a_live_model_gets_the_gradients_of_the_local_computation(tch):
+    import torch
+
+    from course.grading.boundary import KernelModule, Live, Remote
+    from helpers import standins
+
+    sk, kside = KernelModule(tch, "helpers.standins"), KernelModule(tch, "kernel_side")
+    ids = torch.tensor([[1, 4, 2, 0], [3, 3, 5, 7]])
+    w = torch.linspace(-2, 2, 11)
+    model = sk.AbsPosLM()
+    assert isinstance(model, Live)
+    scale = torch.tensor(1.5, requires_grad=True)
+    logits = Remote(tch, "run")(model, ids, scale=scale)
+    (logits * w).sum().backward()
+    logits2 = kside.head(model)(ids[:1])  # a Live called: its answer carries gradient too
+    (logits2**2).mean().backward()
+    grads = sk.param_grads(model)
+
+    local, lscale = standins.AbsPosLM(), torch.tensor(1.5, requires_grad=True)
+    want = _local()["run"](local, ids, scale=lscale)
+    (want * w).sum().backward()
+    (local(ids[:1]).logits ** 2).mean().backward()
+    _close(logits.detach(), want.detach())
+    _close(scale.grad, lscale.grad)
+    assert sorted(grads) == ["pos", "tok"]
+    for name, g in standins.param_grads(local).items():
+        np.testing.assert_allclose(grads[name], g, rtol=1e-6, atol=1e-7)
+    assert type(grads["tok"]) is np.ndarray and np.abs(grads["tok"]).sum() > 0
+
+
+def test_a_module_call_and_a_live_container_carry_gradient(tch):
+    import torch
+
+    from course.grading.boundary import KernelModule
+    from helpers import standins
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, -1.0], requires_grad=True)
+    KernelModule(tch, "torch").mul(a, b).sum().backward()
+    assert a.grad.tolist() == [3.0, -1.0] and b.grad.tolist() == [1.0, 2.0]
+
+    # a Live that is a container holding a tensor that requires grad in the kernel: the call's
+    # inputs are the test's tensors, not the live object's
+    sk, kside = KernelModule(tch, "helpers.standins"), KernelModule(tch, "kernel_side")
+    ids = torch.tensor([[2, 1, 0]])
+    model = sk.AbsPosLM()
+    p = kside.pair(model, torch.tensor(2.0, requires_grad=True))
+    x = torch.tensor(0.5, requires_grad=True)
+    kside.run_pair(p, ids, x).sum().backward()
+    local, lx = standins.AbsPosLM(), torch.tensor(0.5, requires_grad=True)
+    (local(ids).logits * 2.0 * lx).sum().backward()
+    _close(x.grad, lx.grad)
+    for name, g in standins.param_grads(local).items():
+        np.testing.assert_allclose(sk.param_grads(model)[name], g, rtol=1e-6)
+
+
+def test_live_attributes_methods_and_private_names(tch):
+    import torch
+
+    from course.grading.boundary import KernelModule, Live, Remote
+    from helpers import standins
+
+    sk = KernelModule(tch, "helpers.standins")
+    model = sk.AbsPosLM(V=7, L=8, seed=2)
+    ids = torch.tensor([[1, 2, 3]])
+    Remote(tch, "run")(model, ids)
+    calls = model.calls
+    assert type(calls) is list and len(calls) == 1 and type(calls[0]) is dict
+    assert torch.equal(calls[0]["input_ids"], ids) and calls[0]["position_ids"] is None
+    assert calls[0]["grad"] is True and calls[0]["other"] == []
+    tok = model.tok  # a snapshot of the kernel's parameter: no graph into the kernel
+    local = standins.AbsPosLM(V=7, L=8, seed=2)
+    assert torch.equal(tok.detach(), local.tok.detach()) and tok.grad_fn is None
+    (tok * 2).sum().backward()
+    assert sk.param_grads(model) == {"tok": None, "pos": None}
+
+    trained = model.train()
+    assert isinstance(trained, Live) and model.training is True
+    assert isinstance(model.eval(), Live) and model.training is False
+    assert Remote(tch, "same_object")(model, trained) is True
+    assert isinstance(model.forward, Live)
+    for name in ("_parameters", "_modules", "_secret", "__wrapped__"):
+        with pytest.raises(AttributeError):
+            getattr(model, name)
+    with pytest.raises(AttributeError):
+        _ = sk._private
+    with pytest.raises(AttributeError):  # the kernel's AttributeError, as the builtin
+        _ = model.no_such_attribute
+    assert "kernel" in repr(model)
+
+    box = [model, (model, 1), {"k": model, "t": torch.zeros(1)}]
+    want = ["AbsPosLM", ("AbsPosLM", "int"), {"k": "AbsPosLM", "t": "Tensor"}]
+    assert Remote(tch, "shape_of")(box) == want
+    assert box[0] is model  # the caller's container is not replaced
+
+
+def test_live_handles_are_freed_in_the_kernel(tch):
+    import gc
+
+    from course.grading.boundary import KernelModule, Remote
+
+    kside = KernelModule(tch, "kernel_side")
+    n0 = _flush(tch)
+    first = len(Remote(tch, "alive")())
+    things = [kside.make_thing() for _ in range(3)]
+    assert _flush(tch) == n0 + 3
+    assert Remote(tch, "alive")()[first:] == [True, True, True]
+    del things
+    gc.collect()
+    assert len(tch.dropped) == 3
+    assert Remote(tch, "live_count")() == n0  # freed by the very next call
+    assert tch.dropped == []
+    assert Remote(tch, "alive")()[first:] == [False, False, False]
+
+    # a call that cannot be sent does not lose the handles it would have carried
+    thing = kside.make_thing()
+    assert _flush(tch) == n0 + 1
+    del thing
+    gc.collect()
+    with pytest.raises(TypeError, match="cannot cross"):
+        Remote(tch, "square")(object())
+    assert Remote(tch, "live_count")() == n0
+
+
+def test_in_place_changes_of_tensors_are_written_back(tch):
+    import torch
+
+    from course.grading.boundary import KernelModule, Remote
+
+    t = torch.zeros(3)
+    assert Remote(tch, "bump")(t) is None
+    assert t.tolist() == [1.0, 1.0, 1.0]
+    leaf = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    KernelModule(tch, "kernel_side").bump(t=leaf)
+    assert leaf.tolist() == [1.0, 1.0] and leaf.requires_grad and leaf.is_leaf
+    untouched = torch.arange(3.0)
+    Remote(tch, "square")(untouched)
+    assert untouched.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_graded_call_never_makes_a_live_and_a_remote_arrives_as_the_function(tch):
+    import torch
+
+    from course.grading.boundary import KernelModule, NotPlainReturn, Remote
+
+    n0 = _flush(tch)
+    first = len(Remote(tch, "alive")())
+    with pytest.raises(NotPlainReturn):
+        Remote(tch, "make_thing")()
+    with pytest.raises(NotPlainReturn):
+        Remote(tch, "pair")(Remote(tch, "square"), 2.0)  # a tuple holding a function
+    assert Remote(tch, "live_count")() == n0
+    assert Remote(tch, "alive")()[first:] == [False]
+
+    assert Remote(tch, "is_notebook_fn")(Remote(tch, "square"), "square") is True
+    assert Remote(tch, "apply")(Remote(tch, "square"), 3.0) == 9.0
+    x = torch.tensor([2.0, -1.0], requires_grad=True)
+    y = KernelModule(tch, "kernel_side").apply(Remote(tch, "square"), x)
+    y.sum().backward()
+    assert y.tolist() == [4.0, 1.0] and x.grad.tolist() == [4.0, -2.0]
+    with pytest.raises(NotPlainReturn):  # a function the notebook does not define
+        Remote(tch, "apply")(Remote(tch, "no_such_function"), 1.0)
+    assert Remote(tch, "square")(4) == 16, "the channel kept serving"
+
+
 # --- the trusted test cells ----------------------------------------------------------------------
 
 
@@ -377,7 +766,7 @@ def _free_names(code: str) -> set[str]:
     return used - assigned - set(dir(builtins))
 
 
-@pytest.mark.parametrize("lesson", sorted(TRUSTED_VERDICT))
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_trusted_tests_need_only_their_preamble_and_the_graded_functions(lesson):
     given_names = _free_names(preamble(lesson)) | set(graded_functions(lesson))
     given_names |= set(kernel_names(lesson))  # called in the kernel (helpers/standins.py)
@@ -390,7 +779,7 @@ def test_trusted_tests_need_only_their_preamble_and_the_graded_functions(lesson)
         assert test.hidden_line > 0, f"{lesson} {gid} has no hidden tests"
 
 
-@pytest.mark.parametrize("lesson", sorted(TRUSTED_VERDICT))
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_source_notebook_and_release_of_a_trusted_lesson_hold_no_hidden_test(lesson):
     """The hidden part's own lines (those the lesson source has nowhere else) are in neither."""
     source = (ROOT / "course" / "lessons" / f"{lesson}.py").read_text()

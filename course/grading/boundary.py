@@ -146,8 +146,10 @@ def _course_server_factory(wire_source):
             fn = None
         else:
             raise ValueError(f"unknown operation {op!r}")
-        args, kwargs = resolve(list(req.get("a", []))), resolve(dict(req.get("k", {})))
+        args, kwargs = list(req.get("a", [])), dict(req.get("k", {}))
+        # the tensors the caller sent, in its order (not those inside a live object it names)
         ins = wire.grad_leaves([args, kwargs])
+        args, kwargs = resolve(args), resolve(kwargs)
         slots = [*enumerate(args), *kwargs.items()]
         before = {}
         for k, a in slots:
@@ -533,6 +535,7 @@ class Channel:
         try:
             request = wire.dumps(req)
         except wire.NotPlainData as err:  # a test's own argument: an error in the test
+            self.dropped[:0] = dropped  # not sent: freed with the next request instead
             raise TypeError(f"test argument cannot cross to the kernel: {err}") from None
         kind, reply = self._answer(request, label, args, kwargs)
         if kind == "ok" and len(reply) == 3:
