@@ -228,21 +228,27 @@ def warns(x):
 """
 
 
-@pytest.fixture(scope="module")
-def channel():
+def _kernel_channel(code: str, timeout: float, **kw):
+    """A real (unsandboxed) kernel that has run ``code``, and a channel into it."""
     from jupyter_client.manager import start_new_kernel
 
     from course.grading.boundary import Channel
 
-    km, kc = start_new_kernel(kernel_name="python3")
+    km, kc = start_new_kernel(kernel_name="python3", **kw)
     try:
-        kc.execute_interactive(KERNEL_CODE, timeout=60)
-        ch = Channel(km.connection_file, timeout=20)
+        reply = kc.execute_interactive(code, timeout=120)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        ch = Channel(km.connection_file, timeout=timeout)
         yield ch
         ch.close()
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@pytest.fixture(scope="module")
+def channel():
+    yield from _kernel_channel(KERNEL_CODE, 20)
 
 
 def test_channel_writes_back_in_place_changes_and_keeps_aliasing(channel):
@@ -456,20 +462,7 @@ sys.modules["kernel_side"] = kernel_side
 @pytest.fixture(scope="module")
 def tch():
     """A second kernel, with torch and the stand-ins, and a channel into it."""
-    from jupyter_client.manager import start_new_kernel
-
-    from course.grading.boundary import Channel
-
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
-    try:
-        reply = kc.execute_interactive(TORCH_FUNCS + TORCH_KERNEL_CODE, timeout=120)
-        assert reply["content"]["status"] == "ok", reply["content"]
-        ch = Channel(km.connection_file, timeout=30)
-        yield ch
-        ch.close()
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+    yield from _kernel_channel(TORCH_FUNCS + TORCH_KERNEL_CODE, 30, cwd=str(ROOT))
 
 
 def _local():

@@ -133,8 +133,8 @@ def encode(obj, depth: int = 0):
         arr = np.asarray(obj)
         spec = _spec(arr.dtype)
         return {"t": "npscalar", "d": spec, "b": _b64(arr.astype(np.dtype(spec)).tobytes())}
-    torch = sys.modules.get("torch")
-    if torch is not None and t in (torch.Tensor, torch.nn.Parameter):
+    if is_tensor(obj):
+        torch = sys.modules["torch"]
         name = str(obj.dtype).removeprefix("torch.")
         if name not in TORCH_DTYPES or obj.is_sparse or obj.is_quantized:
             raise NotPlainData(f"a tensor of dtype {name} (layout {obj.layout}) is not plain data")
