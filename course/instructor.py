@@ -59,6 +59,7 @@ BUNDLE_FILES = [
     "baselm.sh",
     "scripts/ensure_env.sh",
     "requirements.txt",
+    "requirements.lock",
     "environment.yml",
     "pyproject.toml",
 ]

@@ -837,11 +837,11 @@ PINS = {
     "peft": "0.21.2",
     "transformers": "5.24.0",
     "datasets": "5.2.0",
-    "accelerate": "1.15.0",
+    "accelerate": "1.16.0",
     "tokenizers": "0.23.3",
 }
-"""Exact versions for Colab: the versions this module was tested with (inside requirements.txt's
-ranges). torch is Colab's own CUDA build, deliberately not pinned to the CPU wheel used here."""
+"""Exact versions for Colab: the versions of requirements.lock, which this module was tested with
+(inside requirements.txt's ranges). torch is Colab's own CUDA build, deliberately not pinned to the CPU wheel used here."""
 
 COLAB_SETUP = f"""\
 # Level B on Colab: Runtime > Change runtime type > T4 GPU, then run this cell once.

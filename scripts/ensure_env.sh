@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Create .venv with Python 3.11 and install the pinned dependencies (requirements.txt) plus the
-# helpers package, once. Sourced by notebook.sh and test.sh; re-installs only when
-# requirements.txt or pyproject.toml change (a stamp inside .venv records their hash).
+# Create .venv with Python 3.11 and install the locked dependencies (requirements.lock, made from
+# requirements.txt by scripts/lock.sh) plus the helpers package, once. Sourced by notebook.sh and
+# test.sh; re-installs only when requirements.lock or pyproject.toml change (a stamp inside .venv
+# records their hash).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${COURSE_VENV:-$ROOT/.venv}"
@@ -18,7 +19,7 @@ find_python() {
   return 1
 }
 
-stamp_of() { cat "$ROOT/requirements.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16; }
+stamp_of() { cat "$ROOT/requirements.lock" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16; }
 
 if [ ! -x "$VENV/bin/python" ]; then
   if ! PY="$(find_python)"; then
@@ -34,9 +35,9 @@ fi
 want="$(stamp_of)"
 have="$(cat "$VENV/.course-stamp" 2>/dev/null || true)"
 if [ "$want" != "$have" ]; then
-  echo "==> installing pinned dependencies into .venv (a few minutes on first use)"
+  echo "==> installing the locked dependencies into .venv (a few minutes on first use)"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$ROOT/requirements.txt"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$ROOT/requirements.lock"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$ROOT"
   echo "$want" > "$VENV/.course-stamp"
   echo "==> environment ready"

@@ -11,7 +11,7 @@
   covered by the CLI smoke run. LoRA weights move, base weights do not; TRL's logged metrics reach
   the course dashboard unchanged; TRL's advantages follow the convention lesson 9.2 states
   (n - 1 std, eps 1e-4) and, without scaling, equal lesson 9.3's ``dr_grpo_advantages``.
-- Colab cell: its pins are inside requirements.txt's ranges and equal the installed versions, its
+- Colab cell: its pins are the locked versions (inside requirements.txt's ranges, installed), its
   Python part runs, and (slow, needs PyPI) pip resolves the pins.
 """
 
@@ -307,10 +307,12 @@ def _requirements() -> dict:
     return reqs
 
 
-def test_colab_pins_inside_requirements_and_installed():
+def test_colab_pins_are_the_locked_versions_inside_requirements_and_installed():
     from importlib import metadata
 
     reqs = _requirements()
+    locked = dict(ln.split("==") for ln in (ROOT / "requirements.lock").read_text().splitlines()
+                  if "==" in ln and not ln.startswith("#"))  # fmt: skip
     pins = {}
     for line in lb.colab_pip_lines():
         pins.update(dict(re.findall(r'"([A-Za-z0-9_.-]+)==([^"]+)"', line)))
@@ -318,7 +320,29 @@ def test_colab_pins_inside_requirements_and_installed():
     for name, version in pins.items():
         assert name in reqs, f"{name} is pinned for Colab but not in requirements.txt"
         assert reqs[name].contains(version), f"{name}=={version} outside requirements {reqs[name]}"
+        assert locked.get(name) == version, f"{name}: requirements.lock has {locked.get(name)}"
         assert metadata.version(name) == version, f"{name}: tested with {metadata.version(name)}"
+
+
+PROSE_NAMES = {"trl": "TRL", "peft": "PEFT", "transformers": "Transformers", "datasets": "Datasets",
+               "accelerate": "Accelerate", "tokenizers": "Tokenizers"}  # fmt: skip
+PROSE = ["course/lessons/9.5.py", "course/level_b/README.md", "course/Module_9_Sources.md"]
+
+
+@pytest.mark.parametrize("doc", PROSE)
+def test_prose_names_the_pinned_versions(doc):
+    """Where the lesson and the docs say which versions level B is tested with, they name the pins
+    (a "Name X.Y.Z" with another version of a pinned library is allowed only next to the word
+    "snapshot": the dated snapshot the module was first specified against)."""
+    assert set(PROSE_NAMES) == set(lb.PINS)
+    text = re.sub(r"\s+", " ", (ROOT / doc).read_text().replace("#", " "))
+    for name, version in lb.PINS.items():
+        shown = PROSE_NAMES[name]
+        assert f"{shown} {version}" in text, f"{doc} does not name {shown} {version} (the pin)"
+        for m in re.finditer(rf"\b{shown} (\d+\.\d+\.\d+)", text):
+            if m.group(1) != version:
+                near = text[max(0, m.start() - 300) : m.end() + 100]
+                assert "snapshot" in near, f"{doc}: {m.group(0)} is not the pin {version}"
 
 
 def test_colab_cell_python_runs():

@@ -2739,7 +2739,7 @@ else:
 # **Versions.** The module was first specified against a dated snapshot of the stack: TRL 1.9.2,
 # Transformers 5.14.1, Datasets 5.0.1, PEFT 0.20.0, Accelerate 1.14.0 and bitsandbytes 0.50.0. The
 # course departs from it: it is tested with, and the Colab cell pins, TRL 1.16.0, Transformers
-# 5.24.0, Datasets 5.2.0, PEFT 0.21.2, Accelerate 1.15.0 and Tokenizers 0.23.3 (printed by the next
+# 5.24.0, Datasets 5.2.0, PEFT 0.21.2, Accelerate 1.16.0 and Tokenizers 0.23.3 (printed by the next
 # cell), and installs no bitsandbytes, since the T4 profile quantises nothing. The defaults lesson 9.3
 # read from the snapshot are unchanged in 1.16.0 [9.3-11], but 1.16.0 has defaults the course sets
 # otherwise (next paragraph), which is one more reason every objective-shaping argument is explicit.
