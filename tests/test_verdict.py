@@ -734,8 +734,11 @@ def test_a_graded_call_never_makes_a_live_and_a_remote_arrives_as_the_function(t
     y = KernelModule(tch, "kernel_side").apply(Remote(tch, "square"), x)
     y.sum().backward()
     assert y.tolist() == [4.0, 1.0] and x.grad.tolist() == [4.0, -2.0]
-    with pytest.raises(NotPlainReturn):  # a function the notebook does not define
+    # a function the notebook does not define, passed by name: the error names it, not the call
+    with pytest.raises(NameError, match="defines no function 'no_such_function'"):
         Remote(tch, "apply")(Remote(tch, "no_such_function"), 1.0)
+    with pytest.raises(NameError, match="defines no function 'no_such_function'"):
+        KernelModule(tch, "kernel_side").apply(Remote(tch, "no_such_function"), 1.0)
     assert Remote(tch, "square")(4) == 16, "the channel kept serving"
 
 

@@ -61,9 +61,14 @@ def _course_server_factory(wire_source):
 
     import warnings
 
+    class Missing(Exception):  # a function named by the trusted side that the notebook lacks
+        pass
+
     def serve(text):
         try:
             return serve_one(text)
+        except Missing as err:
+            return wire.envelope(["missing", str(err.args[0]), [], []])
         except BaseException as err:  # a request this kernel cannot serve: say so, keep serving
             return wire.envelope(["bad", f"the call could not be served ({type(err).__name__})",
                                   [], []])
@@ -84,7 +89,7 @@ def _course_server_factory(wire_source):
                 return live[x.key]
             fn = shell.user_ns.get(x.key)
             if not callable(fn):
-                raise NameError(f"the notebook defines no function {x.key!r}")
+                raise Missing(x.key)
             return fn
         if depth < 24 and type(x) in (list, tuple, dict):
             items = x.items() if type(x) is dict else enumerate(x)
@@ -597,8 +602,9 @@ class Channel:
             raise NotPlainReturn(f"{label} returned a value that is not plain data "
                                  f"({str(reply[0])[:200]}); return numbers, strings, booleans, "
                                  "None, NumPy arrays, tensors or lists/tuples/dicts of those")  # fmt: skip
-        if kind == "missing":
-            raise NameError(f"the notebook defines no function {label!r} (was its cell run?)")
+        if kind == "missing":  # the function called, or one passed to it by name
+            name = reply[0] if reply and type(reply[0]) is str and reply[0].isidentifier() else label
+            raise NameError(f"the notebook defines no function {name!r} (was its cell run?)")
         raise NotPlainReturn(f"the answer of {label} could not be read")
 
     @staticmethod
