@@ -603,7 +603,9 @@ class Channel:
                                  f"({str(reply[0])[:200]}); return numbers, strings, booleans, "
                                  "None, NumPy arrays, tensors or lists/tuples/dicts of those")  # fmt: skip
         if kind == "missing":  # the function called, or one passed to it by name
-            name = reply[0] if reply and type(reply[0]) is str and reply[0].isidentifier() else label
+            name = (
+                reply[0] if reply and type(reply[0]) is str and reply[0].isidentifier() else label
+            )
             raise NameError(f"the notebook defines no function {name!r} (was its cell run?)")
         raise NotPlainReturn(f"the answer of {label} could not be read")
 
