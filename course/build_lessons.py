@@ -1,26 +1,36 @@
 """Build nbgrader source notebooks from the reviewable lesson sources in ``course/lessons/``.
 
-Each lesson is written once, as a percent-format Python file (``course/lessons/9.1.py``), which
-reads well in a diff. This script turns it into ``source_notebooks/9.1/9.1.ipynb`` with the nbgrader
-cell metadata that the markers below ask for. ``--check`` fails when a notebook is out of date.
+Each lesson is one folder, ``course/lessons/9.1/``:
+
+    lesson.py            the lecture, demos, solution cells and visible tests (percent format)
+    hidden/<test id>.py  the hidden tests of that test cell (never built into any notebook)
+    variants.py          planted bugs and valid alternatives (tests/grading/harness.py)
+    contracts.md         each graded function's contract clauses and the tests that check them
+    mutation.json        the mutation record of the hidden tests (tests/grading/mutation.py)
+
+``lesson.py`` reads well in a diff. This script turns it into ``source_notebooks/9.1/9.1.ipynb`` with
+the nbgrader cell metadata that the markers below ask for. ``--check`` fails when a notebook is out
+of date.
 
 Cell markers (a cell starts at a line beginning with ``# %%``):
 
     # %% [markdown]                      lecture text; each line starts with "# " (or is "#")
     # %%                                 an ordinary code cell (demo, plot, self-check)
     # %% [solution] id=p_info            graded answer cell: code between ### BEGIN/END SOLUTION
-    # %% [tests] id=test_p_info points=2 locked autograder tests; may hold ### BEGIN/END HIDDEN TESTS
+    # %% [tests] id=test_p_info points=2 locked autograder tests (visible); hidden/test_p_info.py
+                                         holds its hidden tests
     # %% [written] id=q_verifier points=3  manually graded markdown answer; the source holds the
                                          model answer and the rubric, the release an empty answer
     # %% [locked] id=setup               read-only code cell (students cannot edit it)
 
-Inside the hidden tests of a [tests] cell, a line ``# @reference ID [ID ...]`` is replaced by the
+In a hidden-test file, a line ``# @reference ID [ID ...]`` is replaced by the
 code of those solution cells (markers and docstrings removed, comments lost) with every function
 they define renamed ``_ref_<name>``: the differential tests compare the student's function with the
 reference on random inputs, and this copy is made here so the reference is written once.
 
 Trusted verdicts: a test cell of the source notebook holds only its visible tests. The whole cell
-(visible and hidden tests, references expanded) is ``trusted_tests(lesson)[grade_id].code``, which
+(visible tests, then ``### BEGIN HIDDEN TESTS``, the hidden file with its references expanded,
+``### END HIDDEN TESTS``) is ``trusted_tests(lesson)[grade_id].code``, which
 course/grading/verdict.py runs in the grader's own process against the student's functions, reached
 as plain data through course/grading/boundary.py: hidden tests, references and expected values never
 enter the student's kernel, its working directory or any file it can read.
@@ -44,7 +54,7 @@ HEADER = re.compile(r"^# %%(?:\s+\[(?P<kind>\w+)\])?(?P<args>.*)$")
 REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-LESSONS = tuple(sorted(p.stem for p in LESSONS_DIR.glob("9.*.py")))  # "9.1" ... "9.5"
+LESSONS = tuple(sorted(p.parent.name for p in LESSONS_DIR.glob("9.*/lesson.py")))  # "9.1" ...
 # Names a trusted test cell may use besides the graded functions (tests/test_verdict.py checks it)
 TRUSTED_PREAMBLE = {
     "*": "import json\nimport math\n\nimport numpy as np\n",
@@ -171,6 +181,27 @@ class TrustedTest:
 
 
 def _parse(source: Path) -> list[dict]:
+    """The cells of a lesson.py; a [tests] cell gets its hidden file's lines after its own, between
+    the hidden-test markers (what nbgrader's convention and the trusted verdict read)."""
+    cells = _cells(source)
+    for c in cells:
+        if HIDDEN_BEGIN in "\n".join(c["lines"]) or HIDDEN_END in "\n".join(c["lines"]):
+            raise ValueError(f"{source}: hidden tests go in hidden/<test id>.py, not in lesson.py")
+        if c["kind"] == "tests":
+            hidden = source.parent / "hidden" / f"{c['args'].get('id')}.py"
+            if hidden.is_file():
+                lines = c["lines"]
+                while lines and not lines[-1].strip():
+                    lines.pop()
+                c["lines"] = [*lines, HIDDEN_BEGIN, *hidden.read_text().splitlines(), HIDDEN_END]
+    ids = {c["args"].get("id") for c in cells if c["kind"] == "tests"}
+    for f in (source.parent / "hidden").glob("*.py"):
+        if f.stem not in ids:
+            raise ValueError(f"{f}: no [tests] cell with id={f.stem} in {source}")
+    return cells
+
+
+def _cells(source: Path) -> list[dict]:
     cells, current = [], None
     for raw in source.read_text().splitlines():
         m = HEADER.match(raw)
@@ -195,9 +226,14 @@ def _visible(body: str) -> str:
     return "\n".join(lines[:start] + [HIDDEN_NOTE] + lines[end + 1 :]).strip("\n")
 
 
+def lesson_dir(lesson: str) -> Path:
+    """The folder of ``lesson`` ("9.2" -> course/lessons/9.2/)."""
+    return LESSONS_DIR / lesson
+
+
 def trusted_tests(lesson: str) -> dict[str, TrustedTest]:
     """The test cells of ``lesson`` as the trusted grader runs them, in notebook order."""
-    source = LESSONS_DIR / f"{lesson}.py"
+    source = lesson_dir(lesson) / "lesson.py"
     out, solutions = {}, {}
     for c in _parse(source):
         kind, args = c["kind"], c["args"]
@@ -205,7 +241,7 @@ def trusted_tests(lesson: str) -> dict[str, TrustedTest]:
         if kind == "solution":
             solutions[args.get("id")] = body
         elif kind == "tests":
-            code = _expand_references(body, solutions, f"{source.name} [tests] {args['id']}")
+            code = _expand_references(body, solutions, f"{lesson} [tests] {args['id']}")
             lines = code.splitlines()
             hidden = next((i + 1 for i, ln in enumerate(lines) if HIDDEN_BEGIN in ln), 0)
             out[args["id"]] = TrustedTest(args["id"], float(args["points"]), code, hidden)
@@ -215,7 +251,7 @@ def trusted_tests(lesson: str) -> dict[str, TrustedTest]:
 def graded_functions(lesson: str) -> list[str]:
     """The functions the solution cells of ``lesson`` define (what the tests may call)."""
     names = []
-    for c in _parse(LESSONS_DIR / f"{lesson}.py"):
+    for c in _parse(lesson_dir(lesson) / "lesson.py"):
         if c["kind"] == "solution":
             names += re.findall(r"^def (\w+)\(", "\n".join(c["lines"]), re.M)
     return names
@@ -226,7 +262,7 @@ def build(source: Path):
     import nbformat  # here, not at the top: the grader's verdict process needs none of it
 
     cells = _parse(source)
-    trusted_tests(source.stem)  # '# @reference' outside the hidden part fails here
+    trusted_tests(source.parent.name)  # '# @reference' outside the hidden part fails here
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -247,17 +283,17 @@ def build(source: Path):
         if kind not in ("markdown", "code"):
             meta = _meta(kind, args)
             if meta["grade_id"] in seen:
-                raise ValueError(f"{source.name}: duplicate id {meta['grade_id']}")
+                raise ValueError(f"{source}: duplicate id {meta['grade_id']}")
             seen.add(meta["grade_id"])
             cell.metadata["nbgrader"] = meta
-        cells_id = f"{source.stem.replace('.', '-')}-{len(nb.cells):03d}"
+        cells_id = f"{source.parent.name.replace('.', '-')}-{len(nb.cells):03d}"
         cell["id"] = cells_id
         nb.cells.append(cell)
     return nb
 
 
 def target_for(source: Path) -> Path:
-    lesson = source.stem  # "9.1"
+    lesson = source.parent.name  # "9.1"
     return SOURCE_DIR / lesson / f"{lesson}.ipynb"
 
 
@@ -266,9 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("lessons", nargs="*", help="lesson ids such as 9.1 (default: all)")
     ap.add_argument("--check", action="store_true", help="fail if a notebook is out of date")
     args = ap.parse_args(argv)
-    sources = sorted(LESSONS_DIR.glob("*.py"))
-    if args.lessons:
-        sources = [s for s in sources if s.stem in args.lessons]
+    unknown = sorted(set(args.lessons) - set(LESSONS))
+    if unknown:
+        print(f"no lesson {', '.join(unknown)} (lessons: {', '.join(LESSONS)})", file=sys.stderr)
+        return 2
+    sources = [lesson_dir(ls) / "lesson.py" for ls in (args.lessons or LESSONS)]
     stale = []
     import nbformat
 

@@ -1,7 +1,7 @@
 """The autograder, proven right.
 
 - Planted bugs are caught and valid alternatives pass: every graded function of every lesson has
-  variants in tests/grading/<lesson>.py; each lesson's graded test cells (visible + hidden) are run
+  variants in course/lessons/<lesson>/variants.py; each lesson's graded test cells (visible + hidden) are run
   against each variant in one kernel (tests/grading/harness.py). A bug must fail its function's test
   cell and no other (except declared dependants); a valid alternative must fail none.
 - Full nbgrader runs on fake classes, through course/instructor.py: the sharded class run (2 workers,
@@ -37,7 +37,8 @@ from tests.test_lessons import protected_lines
 sys.path.insert(0, str(ROOT / "course"))
 import instructor  # noqa: E402
 
-LESSONS = sorted(p.stem for p in (ROOT / "course" / "lessons").glob("*.py"))
+from course.build_lessons import LESSONS  # noqa: E402
+
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
 HEADER_ONLY = re.compile(r"(except|try|else|finally|elif|if|for|while|with)\b[^=#]{0,30}:")
 _RESULTS: dict[str, dict] = {}
@@ -75,7 +76,7 @@ def hidden_lines(lesson: str) -> set[str]:
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_graded_function_has_bugs_and_a_valid_alternative(lesson):
     assert lesson in lessons_with_variants(), (
-        f"lesson {lesson} has no tests/grading/{lesson}.py: add planted bugs (>= 3 per graded "
+        f"lesson {lesson} has no course/lessons/{lesson}/variants.py: add planted bugs (>= 3 per graded "
         "function) and valid alternatives (>= 1) for it"
     )
     info, vf = Lesson.load(lesson), VariantFile.load(lesson)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRY = ROOT / "course" / "Module_9_Sources.md"
-LESSONS = sorted((ROOT / "course" / "lessons").glob("9.*.py"))
+LESSONS = sorted((ROOT / "course" / "lessons").glob("9.*/lesson.py"))
 ID_ROW = re.compile(r"^\| (9\.[1-5]-\d+) \|", re.M)
 CITATION = re.compile(r"\[(9\.[1-5]-\d+)\]")
 
@@ -19,7 +19,7 @@ def registry_ids() -> list[str]:
 
 
 def citations() -> dict[str, set[str]]:
-    return {p.stem: set(CITATION.findall(p.read_text())) for p in LESSONS}
+    return {p.parent.name: set(CITATION.findall(p.read_text())) for p in LESSONS}
 
 
 def test_registry_ids_are_unique():

@@ -1,6 +1,6 @@
 """Every clause of every graded function's docstring is checked by a hidden assert.
 
-tests/grading/contracts/<lesson>.md holds, for each graded function, a table:
+course/lessons/<lesson>/contracts.md holds, for each graded function, a table:
 
     ## token_ratios
     | clause (quoted from the docstring) | checked by |
@@ -27,7 +27,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.grading.harness import Lesson, lessons_with_variants
 
-CONTRACTS = ROOT / "tests" / "grading" / "contracts"
+CONTRACTS = ROOT / "course" / "lessons"  # <lesson>/contracts.md
 TAG = re.compile(r"#\s*contract:\s*([\w\-, ]+)")
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)(?:### END HIDDEN TESTS|\Z)", re.S)
 NOT_A_CLAUSE = "not a clause:"
@@ -39,7 +39,7 @@ def norm(text: str) -> str:
 
 
 def parse_contract(lesson: str) -> dict[str, list[tuple[str, str]]]:
-    path = CONTRACTS / f"{lesson}.md"
+    path = CONTRACTS / lesson / "contracts.md"
     out: dict[str, list[tuple[str, str]]] = {}
     fn = None
     for line in path.read_text().splitlines():
@@ -98,9 +98,11 @@ CASES = [
 @pytest.mark.parametrize("lesson,fn", CASES, ids=[f"{a}-{b}" for a, b in CASES])
 def test_every_docstring_clause_has_a_hidden_assert(lesson, fn):
     info = Lesson.load(lesson)
-    assert (CONTRACTS / f"{lesson}.md").exists(), f"write tests/grading/contracts/{lesson}.md"
+    assert (CONTRACTS / lesson / "contracts.md").exists(), (
+        f"write course/lessons/{lesson}/contracts.md"
+    )
     table = parse_contract(lesson).get(fn)
-    assert table, f"tests/grading/contracts/{lesson}.md has no '## {fn}' table"
+    assert table, f"course/lessons/{lesson}/contracts.md has no '## {fn}' table"
     doc, tags = norm(docstring(info, fn)), hidden_tags(info, fn)
     problems = []
     for quote, checked in table:
@@ -121,7 +123,7 @@ def test_every_docstring_clause_has_a_hidden_assert(lesson, fn):
 
 def test_contract_files_name_only_graded_functions():
     for lesson in lessons_with_variants():
-        path = CONTRACTS / f"{lesson}.md"
+        path = CONTRACTS / lesson / "contracts.md"
         if path.exists():
             extra = set(parse_contract(lesson)) - set(Lesson.load(lesson).function_cell)
             assert not extra, f"{path.name}: tables for functions that are not graded: {extra}"

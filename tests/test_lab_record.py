@@ -90,7 +90,7 @@ def test_the_recorded_contrasts_hold_for_every_seed():
 
 
 def test_the_lesson_quotes_the_record():
-    text = (ROOT / "course" / "lessons" / "9.5.py").read_text()
+    text = (ROOT / "course" / "lessons" / "9.5" / "lesson.py").read_text()
     flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())
     missing = [p for p in mlr.lesson_phrases(RECORD) if p not in flat]
     assert not missing, f"lesson 9.5 does not quote the record: {missing}"

@@ -13,11 +13,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course.build_lessons import trusted_tests
+from course.build_lessons import LESSONS, trusted_tests
 from tests.conftest import ROOT
 from tests.nbgrader_course import Course, graded_cells
 
-LESSONS = sorted(p.stem for p in (ROOT / "course" / "lessons").glob("*.py"))
 SOLUTION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.S)
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
 
@@ -99,3 +98,24 @@ def test_autograde_full_marks_for_source_and_zero_for_release(lesson, tmp_path):
     assert points, f"{lesson} has no autograded cells"
     assert scores["reference"] == points, "the reference solution must get every point"
     assert sum(scores["untouched"].values()) == 0, "the untouched release must score zero"
+
+
+def test_a_lesson_folder_keeps_hidden_tests_out_of_lesson_py(tmp_path):
+    """Hidden tests live in hidden/<test id>.py: the build joins them to their cell (markers around
+    them, after the visible asserts) only for the trusted verdict, refuses the markers in lesson.py,
+    and refuses a hidden file whose test cell does not exist."""
+    from course.build_lessons import HIDDEN_BEGIN, HIDDEN_END, _parse, _visible
+
+    (tmp_path / "hidden").mkdir()
+    src = tmp_path / "lesson.py"
+    src.write_text("# %% [tests] id=test_f points=1\nassert f(1) == 2\n\n\n# %%\nx = 1\n")
+    (tmp_path / "hidden" / "test_f.py").write_text("assert f(2) == 3\n")
+    cell = _parse(src)[0]
+    assert cell["lines"] == ["assert f(1) == 2", HIDDEN_BEGIN, "assert f(2) == 3", HIDDEN_END]
+    assert "f(2)" not in _visible("\n".join(cell["lines"]))
+    src.write_text(f"# %% [tests] id=test_f points=1\nassert f(1) == 2\n{HIDDEN_BEGIN}\n")
+    with pytest.raises(ValueError, match="hidden tests go in hidden/"):
+        _parse(src)
+    src.write_text("# %% [tests] id=test_g points=1\nassert g(1) == 2\n")
+    with pytest.raises(ValueError, match="no \\[tests\\] cell with id=test_f"):
+        _parse(src)

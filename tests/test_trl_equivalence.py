@@ -404,11 +404,11 @@ def test_stub_matches_a_real_trainer(tiny_baselm, tmp_path):
 
 def lesson_95_functions() -> dict:
     """Lesson 9.5's torch solutions ``kl_estimate``, ``clipped_grpo_loss`` and ``grpo_loss``,
-    exec'd from the built source notebook, or from ``course/lessons/9.5.py`` before it is built.
+    exec'd from the built source notebook, or from ``course/lessons/9.5/lesson.py`` before it is built.
     Empty when the lesson does not exist yet."""
     wanted = {"kl_estimate", "clipped_grpo_loss", "grpo_loss"}
     nb_path = ROOT / "source_notebooks" / "9.5" / "9.5.ipynb"
-    py_path = ROOT / "course" / "lessons" / "9.5.py"
+    py_path = ROOT / "course" / "lessons" / "9.5" / "lesson.py"
     if nb_path.is_file():
         nb = json.loads(nb_path.read_text())
         cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]

@@ -778,7 +778,7 @@ def test_trusted_tests_need_only_their_preamble_and_the_graded_functions(lesson)
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_source_notebook_and_release_of_a_trusted_lesson_hold_no_hidden_test(lesson):
     """The hidden part's own lines (those the lesson source has nowhere else) are in neither."""
-    source = (ROOT / "course" / "lessons" / f"{lesson}.py").read_text()
+    source = (ROOT / "course" / "lessons" / lesson / "lesson.py").read_text()
     outside = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", source, flags=re.S)
     for nb in ("source_notebooks", "release"):
         text = "\n".join(

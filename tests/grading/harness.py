@@ -1,6 +1,6 @@
 """Run a lesson's graded test cells against variants of its graded functions, in one kernel.
 
-A variant file ``tests/grading/<lesson>.py`` is plain Python split into sections by headers:
+A variant file ``course/lessons/<lesson>/variants.py`` is plain Python split into sections by headers:
 
     # %% bug FUNCTION: what is wrong (the pitfall the lesson names)
     # %% valid FUNCTION: how this correct version differs from the reference
@@ -31,7 +31,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from course.build_lessons import trusted_tests
+from course.build_lessons import LESSONS, lesson_dir, trusted_tests
 from course.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +108,7 @@ class VariantFile:
 
     @classmethod
     def load(cls, lesson: str) -> VariantFile:
-        path = HERE / f"{lesson}.py"
+        path = lesson_dir(lesson) / "variants.py"
         variants, depends, current = [], {}, None
         equivalent, eq_fn, eq_key = {}, {}, None
         for line in path.read_text().splitlines():
@@ -121,15 +121,13 @@ class VariantFile:
                 elif kind == "equivalent":
                     eq_key = rest.split()[0] if rest.split() else ""
                     if not eq_key or eq_key in equivalent:
-                        raise ValueError(
-                            f"{path.name}: equivalent needs a new mutant key: {line!r}"
-                        )
+                        raise ValueError(f"{path}: equivalent needs a new mutant key: {line!r}")
                     equivalent[eq_key], eq_fn[eq_key] = "", name
                 else:
                     current = Variant(kind, name, rest.strip(), "")
                     variants.append(current)
             elif line.startswith("# %%"):
-                raise ValueError(f"{path.name}: malformed header {line!r}")
+                raise ValueError(f"{path}: malformed header {line!r}")
             elif eq_key is not None:
                 if line.strip():
                     equivalent[eq_key] += line.strip().removeprefix("#").strip() + " "
@@ -145,7 +143,7 @@ class VariantFile:
 
 
 def lessons_with_variants() -> list[str]:
-    return sorted(p.stem for p in HERE.glob("9.*.py"))
+    return [ls for ls in LESSONS if (lesson_dir(ls) / "variants.py").is_file()]
 
 
 def cell_failed(cell) -> bool:

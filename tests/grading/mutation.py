@@ -13,12 +13,12 @@ run. A mutant is
 
 - ``killed`` when one of those cells fails (error output, or stderr nbgrader would count), when its
   own code fails to run, when a cell runs past the time limit, or when the kernel dies;
-- ``equivalent`` when it survives and tests/grading/<lesson>.py argues, under a
+- ``equivalent`` when it survives and course/lessons/<lesson>/variants.py argues, under a
   ``# %% equivalent FUNCTION: KEY`` header, that it computes the same contract;
 - ``survived`` otherwise: a bug no test catches.
 
 The score of a function is killed / (mutants - equivalent). Results go to
-tests/grading/mutation/<lesson>.json (every mutant with its key, line, diff and status) and the
+course/lessons/<lesson>/mutation.json (every mutant with its key, line, diff and status) and the
 per-function table to tests/grading/MUTATION.md. ``--survivors`` re-grades only the mutants that
 survived last time (for quick work on new tests); ``--sample N`` grades a seeded sample (the
 reduced run in tests/test_mutation.py). A mutant's key is a hash of its function, operator and the
@@ -38,9 +38,9 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
+from course.build_lessons import lesson_dir
 from tests.grading.harness import HERE, GradingKernel, Lesson, VariantFile, lessons_with_variants
 
-RESULTS = HERE / "mutation"
 REPORT = HERE / "MUTATION.md"
 GOAL = 0.90
 # Operators that need arguments (VariableInserter/Replacer take the names of variables to plant)
@@ -205,14 +205,13 @@ def reference_hash(lesson: str) -> str:
 
 
 def load(lesson: str) -> dict | None:
-    p = RESULTS / f"{lesson}.json"
+    p = lesson_dir(lesson) / "mutation.json"
     return json.loads(p.read_text()) if p.exists() else None
 
 
 def save(lesson: str, ms: list[Mutant], seconds: float) -> None:
     from importlib.metadata import version
 
-    RESULTS.mkdir(exist_ok=True)
     record = {
         "lesson": lesson,
         "tool": f"cosmic-ray {version('cosmic-ray')} operators, graded by tests/grading/harness.py",
@@ -222,7 +221,7 @@ def save(lesson: str, ms: list[Mutant], seconds: float) -> None:
         "seconds": round(seconds),
         "mutants": [{k: v for k, v in asdict(m).items() if k != "code"} for m in ms],
     }
-    (RESULTS / f"{lesson}.json").write_text(json.dumps(record, indent=1) + "\n")
+    (lesson_dir(lesson) / "mutation.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 def report(lessons: list[str]) -> str:
@@ -250,7 +249,7 @@ def report(lessons: list[str]) -> str:
         "",
         "Produced by `python -m tests.grading.mutation` (see its docstring); do not edit by hand.",
         "Score = killed / (mutants - argued equivalent); goal >= 90% per function. The argument for",
-        "each equivalent mutant is under its `# %% equivalent` header in tests/grading/<lesson>.py.",
+        "each equivalent mutant is under its `# %% equivalent` header in course/lessons/<lesson>/variants.py.",
         "",
         *[f"- {m}" for m in meta],
         "",
@@ -287,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.survivors:
             if old is None:
                 raise SystemExit(
-                    f"no tests/grading/mutation/{lesson}.json yet: run without --survivors"
+                    f"no course/lessons/{lesson}/mutation.json yet: run without --survivors"
                 )
             prev = {m["key"]: m for m in old["mutants"]}
             for m in ms:
