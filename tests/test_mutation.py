@@ -1,7 +1,7 @@
 """The hidden tests' strength, measured by mutation testing (tests/grading/mutation.py).
 
 The full run (`python -m tests.grading.mutation`, every cosmic-ray mutant of every graded reference)
-is slow evidence: its result is committed in tests/grading/mutation/<lesson>.json and
+is slow evidence: its result is committed in course/lessons/<lesson>/mutation.json and
 tests/grading/MUTATION.md. Here:
 - the committed records are current: they hold exactly the mutants of today's references, each
   graded, and every function reaches the goal (90%) once the argued equivalents are set aside;
@@ -29,13 +29,13 @@ def current():
 def _committed(lesson: str, current) -> list[M.Mutant]:
     rec = M.load(lesson)
     assert rec is not None, (
-        f"no tests/grading/mutation/{lesson}.json: run python -m tests.grading.mutation {lesson}"
+        f"no course/lessons/{lesson}/mutation.json: run python -m tests.grading.mutation {lesson}"
     )
     ms = [M.Mutant(**m, code="") for m in rec["mutants"]]
     now = {m.key for m in current[lesson]}
     then = {m.key for m in ms}
     assert now == then, (
-        f"tests/grading/mutation/{lesson}.json is stale ({len(now - then)} new mutants, "
+        f"course/lessons/{lesson}/mutation.json is stale ({len(now - then)} new mutants, "
         f"{len(then - now)} gone): the reference changed; run python -m tests.grading.mutation {lesson}"
     )
     return ms
