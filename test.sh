@@ -3,7 +3,7 @@
 # autograder, BaseLM, browser). Creates .venv on first use. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
-source scripts/ensure_env.sh
+COURSE_DEPS=dev source scripts/ensure_env.sh  # the student set plus tests, lint, JupyterHub
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "==> installing Debian's chromium for the browser tests (first run only)"
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null ||

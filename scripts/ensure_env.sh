@@ -1,8 +1,8 @@
-#!/usr/bin/env bash
-# Create .venv with Python 3.11 and install the locked dependencies (requirements.lock, made from
-# requirements.txt by scripts/lock.sh) plus the helpers package, once. Sourced by notebook.sh and
-# test.sh; re-installs only when requirements.lock or pyproject.toml change (a stamp inside .venv
-# records their hash).
+# Create .venv with Python 3.11 and install the locked dependencies plus the helpers package, once.
+# Sourced by notebook.sh (the student's set: requirements.lock) and test.sh (COURSE_DEPS=dev: the
+# student's set plus tests, lint, mutation testing and JupyterHub, requirements-dev.lock). Both
+# locks are made by scripts/lock.sh. Re-installs only when the lock or pyproject.toml change (a stamp
+# inside .venv records which set and their hash); a venv with the dev set serves a student too.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${COURSE_VENV:-$ROOT/.venv}"
@@ -19,7 +19,17 @@ find_python() {
   return 1
 }
 
-stamp_of() { cat "$ROOT/requirements.lock" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16; }
+DEPS="${COURSE_DEPS:-student}"
+case "$DEPS" in
+  student) LOCK="$ROOT/requirements.lock" ;;
+  dev) LOCK="$ROOT/requirements-dev.lock" ;;
+  *) echo "error: COURSE_DEPS must be 'student' or 'dev', not '$DEPS'" >&2; exit 2 ;;
+esac
+stamp_of() {  # "<set> <hash of its lock and pyproject.toml>"
+  local lock="$ROOT/requirements.lock"
+  [ "$1" = dev ] && lock="$ROOT/requirements-dev.lock"
+  echo "$1 $(cat "$lock" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
+}
 
 if [ ! -x "$VENV/bin/python" ]; then
   if ! PY="$(find_python)"; then
@@ -32,12 +42,15 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 
-want="$(stamp_of)"
+want="$(stamp_of "$DEPS")"
 have="$(cat "$VENV/.course-stamp" 2>/dev/null || true)"
+if [ "$DEPS" = student ] && [ -f "$ROOT/requirements-dev.lock" ] && [ "$have" = "$(stamp_of dev)" ]; then
+  want="$have"  # a venv with the dev set holds the student's set at the same versions
+fi
 if [ "$want" != "$have" ]; then
-  echo "==> installing the locked dependencies into .venv (a few minutes on first use)"
+  echo "==> installing the locked dependencies ($(basename "$LOCK")) into .venv (a few minutes on first use)"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$ROOT/requirements.lock"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$LOCK"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$ROOT"
   echo "$want" > "$VENV/.course-stamp"
   echo "==> environment ready"

@@ -61,7 +61,7 @@ def _why_not() -> str | None:
         if not shutil.which(tool):
             return f"{tool} is missing"
     if not (VENV_BIN / "jupyterhub").exists():
-        return "JupyterHub is not installed in the course venv (pip install -r requirements.txt)"
+        return "JupyterHub is not installed in the course venv (./test.sh installs requirements-dev.lock)"
     if not shutil.which("configurable-http-proxy"):
         return "configurable-http-proxy is missing (npm install -g configurable-http-proxy)"
     return None

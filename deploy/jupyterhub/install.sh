@@ -19,7 +19,7 @@ GROUP="${COURSE_GROUP:-rlvr-students}"
 PREFIX="${COURSE_PREFIX:-/srv/rlvr-grpo}"
 EXCHANGE="${COURSE_EXCHANGE:-/srv/nbgrader/exchange}"
 STATE="${COURSE_HUB_STATE:-/srv/jupyterhub}"
-JUPYTERHUB_PIN="$(grep -E '^jupyterhub==' "$REPO/requirements.txt" | head -n 1)"
+JUPYTERHUB_PIN="$(grep -E '^jupyterhub==' "$REPO/requirements-dev.lock" | head -n 1)"
 CHP_VERSION="5.3.0"
 
 die() { echo "error: $1" >&2; exit 2; }
@@ -27,7 +27,7 @@ die() { echo "error: $1" >&2; exit 2; }
 
 deps() {
   local venv="$1"
-  "$venv/bin/pip" install -q "$JUPYTERHUB_PIN"
+  "$venv/bin/pip" install -q "$JUPYTERHUB_PIN" -c "$REPO/requirements-dev.lock"  # its deps locked too
   if ! command -v configurable-http-proxy >/dev/null; then
     command -v npm >/dev/null || apt-get install -y -qq nodejs npm
     npm install -g "configurable-http-proxy@$CHP_VERSION"
@@ -52,7 +52,7 @@ fi
 
 echo "==> the users' Python: $PREFIX/venv (course requirements + JupyterHub, installed, not editable)"
 [ -x "$PREFIX/venv/bin/python" ] || python3.11 -m venv "$PREFIX/venv"
-"$PREFIX/venv/bin/pip" install -q -r "$PREFIX/course/requirements.txt"
+"$PREFIX/venv/bin/pip" install -q -r "$PREFIX/course/requirements.lock"
 "$PREFIX/venv/bin/pip" install -q "$PREFIX/course"
 deps "$PREFIX/venv"
 [ -d "$PREFIX/course/artifacts/baselm" ] || (cd "$PREFIX/course" && PATH="$PREFIX/venv/bin:$PATH" ./baselm.sh)
