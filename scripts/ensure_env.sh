@@ -25,10 +25,13 @@ case "$DEPS" in
   dev) LOCK="$ROOT/requirements-dev.lock" ;;
   *) echo "error: COURSE_DEPS must be 'student' or 'dev', not '$DEPS'" >&2; exit 2 ;;
 esac
-stamp_of() {  # "<set> <hash of its lock and pyproject.toml>"
-  local lock="$ROOT/requirements.lock"
-  [ "$1" = dev ] && lock="$ROOT/requirements-dev.lock"
-  echo "$1 $(cat "$lock" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
+hash_of() { cat "$ROOT/$1" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16; }
+stamp_of() {  # what a venv with that set holds: "student H" or "dev H' student H"
+  if [ "$1" = dev ]; then
+    echo "dev $(hash_of requirements-dev.lock) student $(hash_of requirements.lock)"
+  else
+    echo "student $(hash_of requirements.lock)"
+  fi
 }
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -44,8 +47,8 @@ fi
 
 want="$(stamp_of "$DEPS")"
 have="$(cat "$VENV/.course-stamp" 2>/dev/null || true)"
-if [ "$DEPS" = student ] && [ -f "$ROOT/requirements-dev.lock" ] && [ "$have" = "$(stamp_of dev)" ]; then
-  want="$have"  # a venv with the dev set holds the student's set at the same versions
+if [ "$DEPS" = student ] && [[ "$have" == "dev "*" $want" ]]; then
+  want="$have"  # a venv with the dev set holds this student's set at the same versions
 fi
 if [ "$want" != "$have" ]; then
   echo "==> installing the locked dependencies ($(basename "$LOCK")) into .venv (a few minutes on first use)"
