@@ -4,8 +4,8 @@ kernel (course/grading/boundary.py) and the trusted test cells (course/build_les
 - the wire round-trips generated plain data exactly (type for type, bit for bit) and refuses, as a
   class, everything else: subclasses of builtins and of ndarray, object and structured dtypes,
   foreign objects, over-deep nesting; a corrupted message never raises anything but NotPlainData;
-- the channel, against a real kernel: in-place changes written back, aliasing kept, the student's
-  exceptions mapped to builtin classes (never SystemExit), lying objects refused, a call past its
+- the channel, against a real kernel: an in-place change fails the call (nothing is written back),
+  aliasing kept, the student's exceptions mapped to builtin classes (never SystemExit), lying objects refused, a call past its
   limit reported as a timeout, an unknown function as NameError;
 - the channel with torch, against a second kernel: gradients through a call equal those of the same
   computation done here (a live model's included), grad mode crosses, Live objects read, call and
@@ -251,21 +251,56 @@ def channel():
     yield from _kernel_channel(KERNEL_CODE, 20)
 
 
-def test_channel_writes_back_in_place_changes_and_keeps_aliasing(channel):
-    from course.grading.boundary import Remote
+def test_an_in_place_change_fails_the_call_leaves_the_callers_data_and_aliasing_is_kept(channel):
+    from course.grading.boundary import InputModified, Remote
 
     a = np.arange(4.0)
-    assert Remote(channel, "add_one_in_place")(a) is None
-    assert a.tolist() == [1.0, 2.0, 3.0, 4.0], "the in-place change was not written back"
+    with pytest.raises(InputModified, match="add_one_in_place changed its argument 0 in place"):
+        Remote(channel, "add_one_in_place")(a)
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0], "the kernel's change reached the caller's array"
     lst = [1]
-    Remote(channel, "appends")(lst)
-    assert lst == [1, 99]
+    with pytest.raises(InputModified, match="argument 0"):
+        Remote(channel, "appends")(lst)
+    assert lst == [1]
     b = np.arange(5.0)
     assert Remote(channel, "same_array")(b) is b
     v = Remote(channel, "a_view")(b)
     assert np.shares_memory(v, b) and v.tolist() == [1.0, 2.0, 3.0, 4.0]
     c = Remote(channel, "a_copy")(b)
     assert not np.shares_memory(c, b) and c.tolist() == b.tolist()
+
+
+STASH_KERNEL = """
+_seen = []
+def f(x):
+    _seen.append(x)
+    return "everything I was given: " + repr(_seen)
+"""
+
+
+def test_no_visible_message_quotes_what_a_hidden_test_passed(monkeypatch):
+    """A kernel that stashes every argument and answers with the stash (so a failed visible
+    assertion would print it): every cell's visible tests run before any hidden test, and after a
+    hidden test (or in a later round) no message quotes the kernel."""
+    from course.build_lessons import TrustedTest
+    from course.grading import verdict
+
+    visible = 'assert f(1.5) == 3.0, f"got {f(1.5)}"'
+    cells = {
+        "test_a": TrustedTest("test_a", 1, "### BEGIN HIDDEN TESTS\nf(31337.25)", 1),
+        "test_b": TrustedTest("test_b", 1, visible + "\n### BEGIN HIDDEN TESTS\nf(2.0)", 2),
+        "test_c": TrustedTest("test_c", 1, "f(0.5)\n### BEGIN HIDDEN TESTS\n" + visible, 2),
+    }
+    monkeypatch.setattr(verdict, "trusted_tests", lambda lesson: cells)
+    monkeypatch.setattr(verdict, "graded_functions", lambda lesson: ["f"])
+    for ch in _kernel_channel(STASH_KERNEL, 20):
+        got = {v.grade_id: v for v in verdict.run_lesson(ch, "9.1")}
+        assert not got["test_b"].passed and "got everything I was given" in got["test_b"].message
+        assert not got["test_c"].passed and "31337" not in got["test_c"].message
+        assert all("31337" not in v.message for v in got.values()), got
+        later = {v.grade_id: v for v in verdict.run_lesson(ch, "9.1", hidden_seen=True)}
+        assert "everything" not in later["test_b"].message, later["test_b"]
+        assert "a visible test failed" in later["test_b"].message
 
 
 def test_channel_maps_exceptions_refuses_lies_and_times_out(channel):
@@ -320,9 +355,14 @@ def _forged(replies):
     from course.grading.boundary import Channel
 
     ch = object.__new__(Channel)
-    ch.calls, ch.timeout, ch.deadline = 0, 5.0, None
-    it = iter(replies)
-    ch._exchange = lambda request: next(it)
+    ch.calls, ch.timeout, ch.deadline, ch.dropped = 0, 5.0, None, []
+    ch.served = 0
+
+    def exchange(request):
+        ch.served += 1
+        return replies[ch.served - 1]
+
+    ch._exchange = exchange
     return ch
 
 
@@ -352,18 +392,28 @@ def test_crafted_answers_never_escape_as_anything_but_a_failed_call():
         env(["ok", ok(1.0), [], [[["builtins.UserWarning"], "w" * 10**6]], []]),
         env(["ok", ok(1.0), [], [], [[99, wire.dumps(5)], ["zz", wire.dumps(1)], [0, "!!"]]]),
         env(["missing", "x", [], []]), env(["bad", "x" * 10**6, [], []]),
+        env(["live", 3, [], []]),  # a graded call never gets a Live
+        env(["ok", {"t": "ref", "k": "h", "v": 3}, [], None, [], []]),  # nor a reference
+        env(["ok", ok([{i * (2**61 - 1): 0 for i in range(1000)}] * 30), [], None, [], []]),
     ]  # fmt: skip
     ch = _forged(crafted)
     arr = np.arange(3.0)
+    outcomes = []
     for _ in crafted:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                Remote(ch, "f")(arr)
-            except (Exception, ChannelError):
-                pass
+                outcomes.append(type(Remote(ch, "f")(arr)))
+            except (Exception, ChannelError) as err:
+                outcomes.append(type(err))
         assert len(caught) <= 50 and all(len(str(w.message)) <= 400 for w in caught)
+    assert ch.served == len(crafted), "a crafted answer was never read"
+    assert AttributeError not in outcomes, outcomes  # the channel itself broke, not the answer
     assert arr.tolist() == [0.0, 1.0, 2.0], "a forged answer wrote into the caller's argument"
+    from course.grading.boundary import Live, NotPlainReturn
+
+    assert Live not in outcomes and wire.Ref not in outcomes, outcomes
+    assert outcomes[-3:] == [NotPlainReturn] * 3, outcomes[-3:]
 
 
 # --- the channel with torch: remote autograd, live objects, write-back ---------------------------
@@ -698,17 +748,18 @@ def test_live_handles_are_freed_in_the_kernel(tch):
     assert Remote(tch, "live_count")() == n0
 
 
-def test_in_place_changes_of_tensors_are_written_back(tch):
+def test_in_place_changes_of_tensors_fail_a_graded_call_and_never_reach_the_caller(tch):
     import torch
 
-    from course.grading.boundary import KernelModule, Remote
+    from course.grading.boundary import InputModified, KernelModule, Remote
 
     t = torch.zeros(3)
-    assert Remote(tch, "bump")(t) is None
-    assert t.tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(InputModified, match="bump changed its argument 0"):
+        Remote(tch, "bump")(t)
+    assert t.tolist() == [0.0, 0.0, 0.0]
     leaf = torch.zeros(2, dtype=torch.float64, requires_grad=True)
-    KernelModule(tch, "kernel_side").bump(t=leaf)
-    assert leaf.tolist() == [1.0, 1.0] and leaf.requires_grad and leaf.is_leaf
+    KernelModule(tch, "kernel_side").bump(t=leaf)  # the course's own code: no error, no write-back
+    assert leaf.tolist() == [0.0, 0.0] and leaf.requires_grad and leaf.is_leaf
     untouched = torch.arange(3.0)
     Remote(tch, "square")(untouched)
     assert untouched.tolist() == [0.0, 1.0, 2.0]

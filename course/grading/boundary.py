@@ -9,10 +9,13 @@ length-prefixed request and answer of wire text on it. What the kernel returns i
 student's answer: forging the server, its socket or the kernel's messages changes nothing but that
 answer, and the verdict is decided here.
 
-The server also reports, per call, the arguments the function changed in place (their new values
-are written back into the caller's objects, so "the input was not modified" can be tested) and the
-returned arrays that share memory with an argument (returned here as views of the caller's
-argument, so ``np.shares_memory`` keeps its meaning). Output the function prints during a call goes
+The server also reports, per call, the arguments the function changed in place and the returned
+arrays that share memory with an argument (returned here as views of the caller's argument, so
+``np.shares_memory`` keeps its meaning). Nothing the kernel sends is written into the caller's
+objects: every lesson's contract says the inputs are not modified, so a graded function that
+changed one fails its call with ``InputModified`` (naming the argument), and the test's own data
+stay as the test made them (a kernel that zeroed a mask could otherwise corrupt the reference's
+inputs later in the same test). Output the function prints during a call goes
 to no notebook: the grader does not listen to the kernel's iopub channel.
 """
 
@@ -286,6 +289,13 @@ class NotPlainReturn(ChannelError):
     public = "the function returned a value that is not plain data"
 
 
+class InputModified(NotPlainReturn):
+    """A graded function changed one of its arguments in place (every lesson's contract says the
+    inputs are not modified); the caller's object is left as it was."""
+
+    public = "the function changed one of its arguments in place"
+
+
 class StudentRaised(Exception):
     """Stands for an exception of the student's that has no builtin class to raise here."""
 
@@ -399,24 +409,6 @@ def _remote_graph(channel, graph: int, value, inputs: list):
     anchor = torch.zeros((), requires_grad=True)
     fresh = list(RemoteGraph.apply(anchor, *inputs, *[o.detach() for o in outs]))
     return _replace_grad_leaves(value, fresh)
-
-
-def _write_back(target, value) -> None:
-    """Make the caller's ``target`` hold ``value`` (an argument the function changed in place)."""
-    if wire.is_tensor(target) and wire.is_tensor(value):
-        import torch
-
-        if target.shape == value.shape:
-            with torch.no_grad():
-                target.copy_(value)
-    elif type(target) is np.ndarray and type(value) is np.ndarray:
-        if target.shape == value.shape and target.flags.writeable:
-            np.copyto(target, value, casting="unsafe")
-    elif type(target) is list and type(value) is list:
-        target[:] = value
-    elif type(target) is dict and type(value) is dict:
-        target.clear()
-        target.update(value)
 
 
 class Channel:
@@ -542,13 +534,14 @@ class Channel:
         except wire.NotPlainData as err:  # a test's own argument: an error in the test
             self.dropped[:0] = dropped  # not sent: freed with the next request instead
             raise TypeError(f"test argument cannot cross to the kernel: {err}") from None
-        kind, reply = self._answer(request, label, args, kwargs)
+        graded = req.get("op") == "call"  # a graded function: its answer must be plain data
+        kind, reply = self._answer(request, label, args, kwargs, graded)
         if kind == "ok" and len(reply) == 3:
             value = self._alias(self._decoded(reply[0], label), reply[1], args)
             if type(reply[2]) is int and _grad_enabled():
                 value = _remote_graph(self, reply[2], value, inputs)
             return value
-        if kind == "live" and len(reply) == 1 and type(reply[0]) is int:
+        if kind == "live" and not graded and len(reply) == 1 and type(reply[0]) is int:
             return Live(self, reply[0], label)
         self._fail(kind, reply, label)
 
@@ -566,12 +559,13 @@ class Channel:
 
     def _decoded(self, node, label: str):
         try:
-            return wire.decode(node)
+            return wire.decode(node, refs=False)
         except wire.NotPlainData as err:
             raise NotPlainReturn(f"{label} returned data that could not be read: {err}") from None
 
-    def _answer(self, request: str, label: str, args: tuple, kwargs: dict):
-        """Send one request; write back what changed, re-issue the warnings; (kind, payload)."""
+    def _answer(self, request: str, label: str, args: tuple, kwargs: dict, graded: bool = False):
+        """Send one request; re-issue the warnings; (kind, payload). A graded function that
+        changed an argument in place raises InputModified (nothing is written back)."""
         try:
             reply = wire.open_envelope(self._exchange(request))
         except wire.NotPlainData as err:
@@ -582,15 +576,18 @@ class Channel:
             raise NotPlainReturn(f"the answer of {label} could not be read")
         kind, *payload, caught, changed = reply
         slots = dict(enumerate(args)) | dict(kwargs)
-        for item in changed[: len(slots)]:
-            if type(item) is list and len(item) == 2 and type(item[0]) in (int, str):
-                target = slots.get(item[0])
-                try:
-                    _write_back(target, wire.loads(item[1]))
-                except Exception:  # noqa: BLE001 - a write-back that does not fit is not made
-                    pass
+        modified = [item[0] for item in changed[: len(slots)]
+                    if type(item) is list and len(item) == 2 and type(item[0]) in (int, str)
+                    and item[0] in slots]  # fmt: skip
         if type(caught) is list:
             self._reissue(caught[:50])  # may raise, as a warnings filter set to "error" does
+        if graded and modified and kind == "ok":
+            which = ", ".join(f"argument {k}" if type(k) is int else f"argument {k!r}"
+                              for k in modified)  # fmt: skip
+            err = InputModified(f"{label} changed its {which} in place; leave the inputs "
+                                "unmodified (work on a copy)")  # fmt: skip
+            err.course_function = label
+            raise err
         return kind, payload
 
     def _fail(self, kind, reply: list, label: str):

@@ -23,7 +23,15 @@ import shutil
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
+
+
+def _cap_memory(limit: int) -> None:
+    """In the verdict's child process, where ``prlimit`` is missing: cap its address space."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 class _Replay(Exception):
@@ -101,6 +109,7 @@ def make_safety_classes():
                 self._use_sandbox(resources)
             lesson = ((resources or {}).get("nbgrader") or {}).get("assignment")
             verdicts: dict[str, dict] = {}
+            self._verdict_rounds = 0  # a later round's kernel may know hidden arguments
             skipped: set[int] = set()
             final: int | None = None  # after too many restarts: run the cells before this one once
             restarts = 0
@@ -260,16 +269,21 @@ def make_safety_classes():
             left = max(5, int(deadline - time.monotonic()))
             per_cell = min(self.timeout or 120, left)
             limit_as = f"--as={self.verdict_memory_mb * 1024 * 1024}"
-            cmd = [*(["prlimit", limit_as, "--"] if shutil.which("prlimit") else []),
+            prlimit = shutil.which("prlimit")  # else the cap is set in the child (below)
+            cmd = [*([prlimit, limit_as, "--"] if prlimit else []),
                    sys.executable, "-m", "course.grading.verdict", lesson,
                    self.km.connection_file, "--cells", ",".join(pending),
-                   "--timeout", str(per_cell)]  # fmt: skip
+                   "--timeout", str(per_cell),
+                   *(["--hidden-seen"] if self._verdict_rounds else [])]  # fmt: skip
+            self._verdict_rounds += 1
             root = str(Path(__file__).resolve().parents[2])
             env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
             try:  # its stderr (warnings the student's code issued, a test's prints) is not kept
+                cap = self.verdict_memory_mb * 1024 * 1024
                 out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=env, cwd=root,
+                                     preexec_fn=None if prlimit else partial(_cap_memory, cap),
                                      timeout=min(per_cell * len(pending) + 60,
                                                  max(60, deadline - time.monotonic() + 60)),
                                      ).stdout  # fmt: skip
@@ -285,9 +299,20 @@ def make_safety_classes():
                     rec = json.loads(line)
                 except ValueError:
                     continue
-                if "error" in rec:  # the grader's failure, not the student's: no grade at all
-                    raise RuntimeError(f"the trusted verdict could not reach the kernel: "
-                                       f"{str(rec['error'])[:300]}")  # fmt: skip
+                if "error" in rec:
+                    # The channel could not be installed in the kernel: the notebook broke what it
+                    # needs (threading, sockets, ...) or the environment is broken. Fail closed:
+                    # every cell left earns nothing (the preflight canary, which grades the
+                    # instructor's solution first, tells a broken environment apart).
+                    self.log.warning("GRADING-SAFETY: the trusted verdict could not reach the "
+                                     "kernel: %s", str(rec["error"])[:300])  # fmt: skip
+                    for gid in pending:
+                        verdicts.setdefault(gid, {
+                            "passed": False,
+                            "message": "the grader could not call your functions: the notebook "
+                            "left its kernel unable to serve them (did it replace or disable "
+                            "threading, sockets or the IPython kernel?)"})  # fmt: skip
+                    return False
                 if rec.get("grade_id") in pending:
                     verdicts[rec["grade_id"]] = rec
                     timed_out = timed_out or bool(rec.get("timeout"))

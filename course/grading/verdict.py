@@ -12,6 +12,12 @@ What a student is told (``message``): for the visible tests, the assertion's own
 is in the student's notebook); for the hidden tests, which contract clause failed (the
 ``# contract:`` tags of the hidden test, see tests/test_contracts.py), what the student's function
 raised or returned that could not be used, and never the test's text or its expected values.
+
+Two phases: the visible part of every cell runs first, then the hidden parts, each in its cell's
+namespace. A visible failure's message carries what the student's function returned or raised;
+once a hidden test has called the kernel, the kernel holds hidden arguments and could put them into
+such a message, so every message after that point (and in a later round, ``--hidden-seen``) is
+given in the hidden form.
 """
 
 from __future__ import annotations
@@ -71,10 +77,18 @@ def _clause(test: TrustedTest, line: int) -> str:
     return ""
 
 
-def explain(err: BaseException, test: TrustedTest, filename: str) -> str:
-    """What the student may read about a failed test cell."""
+def explain(err: BaseException, test: TrustedTest, filename: str, hidden_seen: bool = False) -> str:
+    """What the student may read about a failed test cell (``hidden_seen``: the kernel may already
+    hold hidden arguments, so nothing it returned or raised is quoted)."""
     line = _failing_line(err, filename)
     hidden = bool(test.hidden_line) and line > test.hidden_line
+    if hidden_seen and not hidden:
+        fn = getattr(err, "course_function", None)
+        if getattr(err, "course_student", False) and fn:
+            return f"a visible test failed: {fn} raised {type(err).__name__}"
+        return (
+            f"a visible test failed: {type(err).__name__} (run the visible tests in your notebook)"
+        )
     where = "a hidden test" if hidden else "a visible test"
     clause = _clause(test, line) if hidden else ""
     about = f" (contract clause: {clause})" if clause else ""
@@ -113,9 +127,8 @@ def kernel_names(lesson: str) -> list[str]:
     return list(importlib.import_module(module).__all__)
 
 
-def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout: float,
-             lesson: str) -> Verdict:  # fmt: skip
-    """Run one test cell's code here, its graded functions bound to the kernel's."""
+def _namespace(channel: Channel, functions: list[str], lesson: str) -> dict:
+    """A test cell's globals: the preamble, the kernel's stand-ins, the graded functions."""
     ns: dict = {"__name__": "__course_test__"}
     exec(preamble(lesson), ns)
     if lesson in TRUSTED_KERNEL:
@@ -124,10 +137,25 @@ def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout:
             ns[name] = getattr(kernel, name)
     for name in functions:
         ns[name] = Remote(channel, name)
+    return ns
+
+
+def _parts(test: TrustedTest) -> tuple[str, str]:
+    """(visible code, hidden code padded with blank lines so its line numbers are the cell's)."""
+    if not test.hidden_line:
+        return test.code, ""
+    lines = test.code.splitlines()
+    cut = test.hidden_line - 1
+    return "\n".join(lines[:cut]), "\n" * cut + "\n".join(lines[cut:])
+
+
+def _run(channel: Channel, test: TrustedTest, code: str, ns: dict, timeout: float,
+         hidden_seen: bool) -> Verdict | None:  # fmt: skip
+    """Run ``code`` (a part of ``test``) in ``ns``; a failed Verdict, or None when it passed."""
     filename = f"<tests {test.grade_id}>"
     channel.deadline = time.monotonic() + timeout
     try:
-        exec(compile(test.code, filename, "exec"), ns)
+        exec(compile(code, filename, "exec"), ns)
     except CallTimeout:
         msg = (
             f"a call of your function ran past the time limit ({timeout:.0f} s for this test cell)"
@@ -137,24 +165,49 @@ def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout:
         msg = "the kernel died while your function ran (a crash, os._exit, or the memory limit)"
         return Verdict(test.grade_id, False, msg, timeout=True)
     except BaseException as err:  # noqa: BLE001 - every failure of a test is a failed test
-        return Verdict(test.grade_id, False, explain(err, test, filename))
+        return Verdict(test.grade_id, False, explain(err, test, filename, hidden_seen))
     finally:
         channel.deadline = None
+    return None
+
+
+def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout: float,
+             lesson: str) -> Verdict:  # fmt: skip
+    """Run one test cell here (visible, then hidden tests), its graded functions bound to the
+    kernel's."""
+    ns = _namespace(channel, functions, lesson)
+    visible, hidden = _parts(test)
+    for code, seen in ((visible, False), (hidden, True)):
+        failed = _run(channel, test, code, ns, timeout, seen)
+        if failed:
+            return failed
     return Verdict(test.grade_id, True)
 
 
 def run_lesson(channel: Channel, lesson: str, cells: list[str] | None = None,
-               timeout: float = 120.0):  # fmt: skip
-    """Yield the verdict of each test cell (all, or ``cells``); stop after a timeout."""
+               timeout: float = 120.0, hidden_seen: bool = False):  # fmt: skip
+    """Yield the verdict of each test cell (all, or ``cells``): first every cell's visible tests,
+    then the hidden tests of the cells whose visible tests passed; stop after a timeout."""
     tests = trusted_tests(lesson)
     functions = graded_functions(lesson)
+    started = []
     for gid in cells or list(tests):
         if gid not in tests:
             yield Verdict(gid, False, f"no test cell {gid!r} in lesson {lesson}")
             continue
-        v = run_test(channel, tests[gid], functions, timeout, lesson)
-        yield v
-        if v.timeout:
+        ns = _namespace(channel, functions, lesson)
+        failed = _run(channel, tests[gid], _parts(tests[gid])[0], ns, timeout, hidden_seen)
+        if failed:
+            yield failed
+            if failed.timeout:
+                return
+        else:
+            started.append((gid, ns))
+    for gid, ns in started:
+        hidden = _parts(tests[gid])[1]
+        failed = _run(channel, tests[gid], hidden, ns, timeout, True) if hidden else None
+        yield failed or Verdict(gid, True)
+        if failed and failed.timeout:
             return
 
 
@@ -164,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("connection_file")
     ap.add_argument("--cells", default="", help="comma-separated test cell ids (default: all)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per test cell")
+    ap.add_argument("--hidden-seen", action="store_true",
+                    help="hidden tests already ran against this notebook (an earlier kernel): "
+                    "quote nothing the kernel sends in any message")  # fmt: skip
     args = ap.parse_args(argv)
     cells = [c for c in args.cells.split(",") if c] or None
     # The verdicts go to the original stdout; everything else this process prints (a test, a
@@ -177,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"error": f"{type(err).__name__}: {err}"}), file=out, flush=True)
         return 2
     try:
-        for v in run_lesson(channel, args.lesson, cells, args.timeout):
+        for v in run_lesson(channel, args.lesson, cells, args.timeout, args.hidden_seen):
             print(json.dumps(asdict(v)), file=out, flush=True)
     finally:
         channel.close()

@@ -26,7 +26,8 @@ MAX_TEXT = 64 * 1024 * 1024  # characters of one message (an array: about 36 MiB
 MAX_DEPTH = 24  # nesting of lists, tuples and dicts
 MAX_ITEMS = 2_000_000  # scalars, containers and array elements in one message
 MAX_NDIM = 16
-MAX_DICT = 10_000  # entries of one dict (keys that hash alike make a bigger one slow to build)
+MAX_DICT = 1_000  # entries of one dict (keys that hash alike make a dict quadratic to build)
+MAX_DICT_ENTRIES = 20_000  # dict entries in one message (so at most ~0.5 s of such building)
 # dtype names that may cross (little-endian on the wire); torch adds bfloat16
 NUMPY_KINDS = "biufcUS"  # bool, signed, unsigned, float, complex, str, bytes (never object)
 TORCH_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16",
@@ -147,8 +148,10 @@ def encode(obj, depth: int = 0):
 
 
 class _Budget:
-    def __init__(self):
+    def __init__(self, refs: bool = True):
+        self.refs = refs  # a request may name kernel objects; an answer may not
         self.left = MAX_ITEMS
+        self.dict_left = MAX_DICT_ENTRIES
 
     def take(self, n: int) -> None:
         self.left -= n
@@ -180,11 +183,12 @@ def _raw(node: dict, itemsize: int, shape: tuple[int, ...], budget: _Budget) -> 
     return base64.b64decode(b, validate=True)
 
 
-def decode(node):
+def decode(node, refs: bool = True):
     """The value of a tree made by ``encode``, built from scratch: only genuine builtin, NumPy and
-    torch types come out; a malformed tree raises ``NotPlainData`` (and nothing else)."""
+    torch types come out (and ``Ref``s, unless ``refs`` is False: the trusted side reading an
+    answer); a malformed tree raises ``NotPlainData`` (and nothing else)."""
     try:
-        return _decode(node, 0, _Budget())
+        return _decode(node, 0, _Budget(refs))
     except NotPlainData:
         raise
     except (ValueError, TypeError, OverflowError, RecursionError, KeyError, IndexError,
@@ -211,10 +215,15 @@ def _decode(node, depth: int, budget: _Budget):
         except ValueError:
             raise NotPlainData("bad float") from None
     if tag in ("tuple", "dict") and type(node.get("v")) is list:
+        if tag == "dict":
+            budget.dict_left -= len(node["v"])
+            if len(node["v"]) > MAX_DICT or budget.dict_left < 0:
+                raise NotPlainData(f"a dict over {MAX_DICT} entries, or over {MAX_DICT_ENTRIES} "
+                                   "dict entries in one message")  # fmt: skip
         items = [_decode(x, depth + 1, budget) for x in node["v"]]
         if tag == "tuple":
             return tuple(items)
-        if not all(type(kv) is list and len(kv) == 2 for kv in items) or len(items) > MAX_DICT:
+        if not all(type(kv) is list and len(kv) == 2 for kv in items):
             raise NotPlainData("bad dict on the wire")
         try:
             return {k: v for k, v in items}
@@ -236,6 +245,8 @@ def _decode(node, depth: int, budget: _Budget):
     if tag == "tensor":
         return _decode_tensor(node, budget)
     if tag == "ref":
+        if not budget.refs:
+            raise NotPlainData("a reference to a kernel object is not an answer")
         return Ref(node.get("k"), node.get("v"))
     raise NotPlainData(f"unknown tag {tag!r} on the wire")
 
@@ -251,7 +262,7 @@ def _decode_tensor(node: dict, budget: _Budget):
     t = torch.from_numpy(_native(arr))
     if name == "bfloat16":
         t = t.view(torch.bfloat16)
-    if node["g"] and t.is_floating_point():
+    if node["g"] and (t.is_floating_point() or t.is_complex()):
         t.requires_grad_(True)
     return t
 
