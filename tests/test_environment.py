@@ -110,8 +110,13 @@ def test_the_venv_is_exactly_the_developers_lock():
     from packaging.utils import canonicalize_name
     from packaging.version import Version
 
+    import sysconfig
+
     lock = _lock("requirements-dev.lock")
-    installed = {canonicalize_name(d.metadata["Name"]): d.version for d in metadata.distributions()}
+    # the venv's own site-packages, not whatever a test put on sys.path (a bundle, a build folder)
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    installed = {canonicalize_name(d.metadata["Name"]): d.version
+                 for d in metadata.distributions(path=site)}  # fmt: skip
     own = canonicalize_name(_project_name())
     extra = sorted(set(installed) - set(lock) - {own, "pip"})
     assert not extra, f"installed but not in requirements-dev.lock: {extra}"
