@@ -193,7 +193,11 @@ def _parse(source: Path) -> list[dict]:
                 lines = c["lines"]
                 while lines and not lines[-1].strip():
                     lines.pop()
-                c["lines"] = [*lines, HIDDEN_BEGIN, *hidden.read_text().splitlines(), HIDDEN_END]
+                body = hidden.read_text().splitlines()
+                if any(HIDDEN_BEGIN in ln or HIDDEN_END in ln for ln in body):
+                    raise ValueError(f"{hidden}: the hidden-test markers are the build's; remove "
+                                     "them from the file (a stray END would publish what follows)")  # fmt: skip
+                c["lines"] = [*lines, HIDDEN_BEGIN, *body, HIDDEN_END]
     ids = {c["args"].get("id") for c in cells if c["kind"] == "tests"}
     for f in (source.parent / "hidden").glob("*.py"):
         if f.stem not in ids:

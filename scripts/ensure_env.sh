@@ -25,7 +25,14 @@ case "$DEPS" in
   dev) LOCK="$ROOT/requirements-dev.lock" ;;
   *) echo "error: COURSE_DEPS must be 'student' or 'dev', not '$DEPS'" >&2; exit 2 ;;
 esac
-hash_of() { cat "$ROOT/$1" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16; }
+hash_of() {  # with the venv's Python: macOS has no sha256sum; an empty hash would match nothing
+  [ -f "$ROOT/$1" ] || { echo "error: $ROOT/$1 is missing (restore it: git checkout -- $1)" >&2; exit 2; }
+  "$VENV/bin/python" -c 'import hashlib, sys
+h = hashlib.sha256()
+for f in sys.argv[1:]:
+    h.update(open(f, "rb").read())
+print(h.hexdigest()[:16])' "$ROOT/$1" "$ROOT/pyproject.toml"
+}
 stamp_of() {  # what a venv with that set holds: "student H" or "dev H' student H"
   if [ "$1" = dev ]; then
     echo "dev $(hash_of requirements-dev.lock) student $(hash_of requirements.lock)"

@@ -25,8 +25,12 @@ freeze() {  # venv, requirements file, lock file, pip arguments...
     "$venv/bin/python" -m pip freeze --all --exclude pip |
       sed -E 's/^([A-Za-z0-9_.-]+==[^+]+)\+.*$/\1/' | LC_ALL=C sort -f
   } > "$out"
-  echo "wrote $out ($(grep -c '==' "$out") packages)"
+  echo "made $(basename "$out") ($(grep -c '==' "$out") packages)"
 }
 
-freeze "$TMP/dev" "$ROOT/requirements-dev.txt" "$ROOT/requirements-dev.lock"
-freeze "$TMP/student" "$ROOT/requirements.txt" "$ROOT/requirements.lock" -c "$ROOT/requirements-dev.lock"
+# both locks are written only when both resolved (never one new lock beside an old one)
+freeze "$TMP/dev" "$ROOT/requirements-dev.txt" "$TMP/requirements-dev.lock"
+freeze "$TMP/student" "$ROOT/requirements.txt" "$TMP/requirements.lock" -c "$TMP/requirements-dev.lock"
+mv "$TMP/requirements-dev.lock" "$ROOT/requirements-dev.lock"
+mv "$TMP/requirements.lock" "$ROOT/requirements.lock"
+echo "wrote requirements-dev.lock and requirements.lock"

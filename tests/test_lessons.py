@@ -116,6 +116,10 @@ def test_a_lesson_folder_keeps_hidden_tests_out_of_lesson_py(tmp_path):
     src.write_text(f"# %% [tests] id=test_f points=1\nassert f(1) == 2\n{HIDDEN_BEGIN}\n")
     with pytest.raises(ValueError, match="hidden tests go in hidden/"):
         _parse(src)
+    src.write_text("# %% [tests] id=test_f points=1\nassert f(1) == 2\n")
+    (tmp_path / "hidden" / "test_f.py").write_text(f"assert f(2) == 3\n{HIDDEN_END}\nsecret = 1\n")
+    with pytest.raises(ValueError, match="markers are the build's"):
+        _parse(src)
     src.write_text("# %% [tests] id=test_g points=1\nassert g(1) == 2\n")
     with pytest.raises(ValueError, match="no \\[tests\\] cell with id=test_f"):
         _parse(src)

@@ -102,6 +102,13 @@ def _course_server_factory(wire_source):
                 return type(x)(resolve(v, depth + 1) for v in x)
         return x
 
+    def snapshot(a):
+        # an argument's values, dtype and shape: a tensor's requires-grad flag is not part of it
+        # (x.detach_() on an argument changes no value the caller holds)
+        if wire.is_tensor(a):
+            a = a.detach()
+        return wire.dumps(a)
+
     def new_id():
         ids[0] += 1
         return ids[0]
@@ -163,7 +170,7 @@ def _course_server_factory(wire_source):
         for k, a in slots:
             if type(a) in (np.ndarray, list, dict) or wire.is_tensor(a):
                 try:
-                    before[k] = wire.dumps(a)
+                    before[k] = snapshot(a)
                 except Exception:
                     pass
         err_state = req["e"] if req.get("e") is not None else errstate_at_install
@@ -187,7 +194,7 @@ def _course_server_factory(wire_source):
                     if outs:
                         gid = new_id()
                         graphs[gid] = (ins, outs)
-                        while len(graphs) > 64:
+                        while len(graphs) > 1024:
                             graphs.pop(next(iter(graphs)))
                         reply[3] = gid
                 except Exception as err:
@@ -207,11 +214,11 @@ def _course_server_factory(wire_source):
         for k, a in slots:
             if k in before:
                 try:
-                    now = wire.dumps(a)
+                    now = snapshot(a)
                 except Exception:
                     continue
                 if now != before[k]:
-                    changed.append([k, now])
+                    changed.append([k, ""])  # which argument changed (its value stays here)
         return wire.envelope([*reply, warned, changed])
 
     serve.limit = wire.MAX_TEXT
@@ -352,7 +359,7 @@ def _grad_enabled() -> bool | None:
 
 def _to_wire(obj, depth: int = 0):
     """``obj`` with every ``Live`` and ``Remote`` in it replaced by its ``wire.Ref`` (containers
-    without one are kept as they are, so a write-back reaches the caller's own list or dict)."""
+    without one are kept as they are)."""
     if isinstance(obj, Live):
         return wire.Ref("h", obj._handle)
     if isinstance(obj, Remote):

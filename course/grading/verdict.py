@@ -3,8 +3,9 @@ process, against the student's functions reached through course/grading/boundary
 
     python -m course.grading.verdict LESSON CONNECTION_FILE [--cells ID,ID] [--timeout S]
 
-prints one JSON line per test cell, ``{"grade_id", "passed", "message", "timeout"}``, in notebook
-order, and stops after a cell whose call ran past the time limit (the kernel is busy: the caller,
+prints one JSON line per test cell, ``{"grade_id", "passed", "message", "timeout"}`` (the cells
+whose visible tests failed first, then the others as their hidden tests finish), and stops after a
+cell whose call ran past the time limit (the kernel is busy: the caller,
 ``GuardedExecute``, replaces it and asks again for the cells that are left). The kernel never sees a
 test's source, a reference or an expected value: it receives function names and arguments.
 
@@ -171,19 +172,6 @@ def _run(channel: Channel, test: TrustedTest, code: str, ns: dict, timeout: floa
     return None
 
 
-def run_test(channel: Channel, test: TrustedTest, functions: list[str], timeout: float,
-             lesson: str) -> Verdict:  # fmt: skip
-    """Run one test cell here (visible, then hidden tests), its graded functions bound to the
-    kernel's."""
-    ns = _namespace(channel, functions, lesson)
-    visible, hidden = _parts(test)
-    for code, seen in ((visible, False), (hidden, True)):
-        failed = _run(channel, test, code, ns, timeout, seen)
-        if failed:
-            return failed
-    return Verdict(test.grade_id, True)
-
-
 def run_lesson(channel: Channel, lesson: str, cells: list[str] | None = None,
                timeout: float = 120.0, hidden_seen: bool = False):  # fmt: skip
     """Yield the verdict of each test cell (all, or ``cells``): first every cell's visible tests,
@@ -203,9 +191,11 @@ def run_lesson(channel: Channel, lesson: str, cells: list[str] | None = None,
                 return
         else:
             started.append((gid, ns))
-    for gid, ns in started:
+    while started:
+        gid, ns = started.pop(0)  # its namespace (and the kernel objects it holds) freed after
         hidden = _parts(tests[gid])[1]
         failed = _run(channel, tests[gid], hidden, ns, timeout, True) if hidden else None
+        del ns
         yield failed or Verdict(gid, True)
         if failed and failed.timeout:
             return

@@ -147,6 +147,17 @@ def encode(obj, depth: int = 0):
     raise NotPlainData(f"a {t.__module__}.{t.__qualname__} is not plain data")
 
 
+MAX_KEY_TUPLE = 8  # a dict key may be a short tuple of scalars: hashing a long one is slow
+
+
+def _plain_key(k) -> bool:
+    """A dict key whose hash and comparison are cheap (colliding long tuples are not)."""
+    scalar = (str, int, float, bool, type(None))
+    if type(k) is tuple:
+        return len(k) <= MAX_KEY_TUPLE and all(type(x) in scalar for x in k)
+    return type(k) in scalar and (type(k) is not str or len(k) <= 1000)
+
+
 class _Budget:
     def __init__(self, refs: bool = True):
         self.refs = refs  # a request may name kernel objects; an answer may not
@@ -223,8 +234,9 @@ def _decode(node, depth: int, budget: _Budget):
         items = [_decode(x, depth + 1, budget) for x in node["v"]]
         if tag == "tuple":
             return tuple(items)
-        if not all(type(kv) is list and len(kv) == 2 for kv in items):
-            raise NotPlainData("bad dict on the wire")
+        if not all(type(kv) is list and len(kv) == 2 and _plain_key(kv[0]) for kv in items):
+            raise NotPlainData("bad dict on the wire (keys: str, int, float, bool, None, or a "
+                               f"tuple of up to {MAX_KEY_TUPLE} of those)")  # fmt: skip
         try:
             return {k: v for k, v in items}
         except TypeError:
