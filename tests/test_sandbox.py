@@ -10,6 +10,11 @@ students started survives; feedback holds no hidden test; the report names what 
 The in-kernel tampering attacks (displayhook, guard replacement + patched comparisons, a wrapped
 run_cell with a silenced traceback) each come with a control student who submits the same bug
 alone: the attacker must score exactly what the control scores, and the control must lose points.
+A smaller class run each of 9.3 and 9.5 (no preflight) holds the reference (full marks),
+the forged verdicts, the liar and the monkeypatcher (zero), and for 9.5 a notebook that patches the
+records of the stand-ins its tests build in the kernel (with a planted bug, against its control:
+it regains the one cell INSTRUCTOR.md's threat model says it can, and no other); no hidden-test
+line reaches any feedback or autograded notebook.
 Skips (saying why) where the sandbox cannot start; ./test.sh installs bubblewrap.
 """
 
@@ -232,6 +237,14 @@ def FN(*args, **kwargs):
     return 0.0  # of the right type for p_info and expected_draws: in a kernel-side test, only
     # the patched comparisons would stand between it and the points
 """,
+    # opting out: break what the grader's channel needs, hoping for "grading failed" instead of 0
+    "optout": """
+def FN(*args, **kwargs):
+    raise NotImplementedError
+import threading, socket
+threading.Thread = None
+socket.socket = None
+""",
     # hidden tests and reference copies read from any file the kernel can see
     "files": """
 def FN(*args, **kwargs):
@@ -338,10 +351,10 @@ _ip._showtraceback = lambda *a, **k: None
 """
 
 
-def _first_bug(function: str):
-    return next(
-        v for v in VariantFile.load(LESSON).variants if v.kind == "bug" and v.function == function
-    )
+def _first_bug(function: str, lesson: str = LESSON, about: str = ""):
+    """The first planted bug of ``function`` (whose description holds ``about``)."""
+    return next(v for v in VariantFile.load(lesson).variants
+                if v.kind == "bug" and v.function == function and about in v.description)  # fmt: skip
 
 
 def _with_cell(code: str, nb=None):
@@ -360,6 +373,54 @@ def _tampered(function: str, lines: str):
     return S.filled(LESSON, [bug.__class__(bug.kind, bug.function, bug.description, code)])
 
 
+def _forged_class(lesson: str) -> dict[str, tuple]:
+    """The students of every class run here: the reference and the valid alternatives (full
+    marks); one per forged verdict (``FORGED``, pasted into every graded function's solution cell
+    of the release) and the lying and monkeypatching attackers (zero on every test cell)."""
+    info = Lesson.load(lesson)
+    full, zero = S.expected_points(lesson, set()), S.expected_points(lesson, set(info.test_cells))
+    valid = [v for v in VariantFile.load(lesson).variants if v.kind == "valid"]
+    subs = {"alice_reference": (S.filled(lesson), full),
+            "carol_alternatives": (S.filled(lesson, valid), full)}  # fmt: skip
+    for name, template in FORGED.items():
+        nb = S.release_nb(lesson)
+        for fn, gid in info.function_cell.items():
+            cell = next(
+                c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
+            )
+            cell.source = (cell.source + "\n" + template.replace("FN", fn)).replace(
+                "_ref_FN", "_ref_" + fn
+            )
+        subs[f"x_forged_{name}"] = (nb, zero)
+    for kind in ("liar", "monkeypatch"):
+        subs[f"x_{kind}"] = S.attacker(lesson, kind)
+    return subs
+
+
+def _submit(course: Course, lesson: str, subs: dict[str, tuple]) -> None:
+    for student, (nb, _) in subs.items():
+        dest = course.root / "submitted" / student / lesson
+        dest.mkdir(parents=True)
+        nbformat.write(nb, dest / f"{lesson}.ipynb")
+        (dest / "timestamp.txt").write_text("2026-11-29 10:00:00.000000 UTC")
+
+
+def _shown(course: Course, lesson: str):
+    """(student, what the student is shown, the student's own submission as text) for every
+    feedback file of ``lesson``: the feedback's text and every output of the autograded notebook
+    (stream text, plain-text results, error messages and tracebacks)."""
+    for f in sorted((course.root / "feedback").glob(f"*/{lesson}/{lesson}.html")):
+        student = f.parent.parent.name
+        texts = [html.unescape(re.sub(r"<[^>]+>", "", f.read_text()))]
+        graded = nbformat.read(course.root / "autograded" / student / lesson / f"{lesson}.ipynb", 4)
+        for out in (o for c in graded.cells for o in c.get("outputs", [])):
+            texts += [out.get("text", ""), out.get("data", {}).get("text/plain", ""),
+                      out.get("evalue", ""), *out.get("traceback", [])]  # fmt: skip
+        own = "\n".join(c.source for c in nbformat.read(
+            course.root / "submitted" / student / lesson / f"{lesson}.ipynb", as_version=4).cells)  # fmt: skip
+        yield student, re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(texts)), own
+
+
 @pytest.fixture(scope="module")
 def listener():
     srv = socket.socket()
@@ -376,11 +437,7 @@ def attacked(tmp_path_factory, listener):
     course.release(LESSON)
     info = Lesson.load(LESSON)
     full = S.expected_points(LESSON, set())
-    subs = {"alice_reference": (S.filled(LESSON), full)}
-    subs["carol_alternatives"] = (
-        S.filled(LESSON, [v for v in VariantFile.load(LESSON).variants if v.kind == "valid"]),
-        full,
-    )
+    subs = _forged_class(LESSON)
     fill = {"ROOT_": str(course.root), "REPO_": str(ROOT), "PORT_": str(listener.getsockname()[1]),
             "MARK_": MARK}  # fmt: skip
     for name, code in CELLS.items():
@@ -398,19 +455,6 @@ def attacked(tmp_path_factory, listener):
         None,
     )
     subs["ctl_run_cell"] = (S.filled(LESSON, [_first_bug("p_info")]), None)
-    zero = S.expected_points(LESSON, set(info.test_cells))
-    for name, template in FORGED.items():
-        nb = S.release_nb(LESSON)
-        for fn, gid in info.function_cell.items():
-            cell = next(
-                c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
-            )
-            cell.source = (cell.source + "\n" + template.replace("FN", fn)).replace(
-                "_ref_FN", "_ref_" + fn
-            )
-        subs[f"x_forged_{name}"] = (nb, zero)
-    for kind in ("liar", "monkeypatch"):
-        subs[f"x_{kind}"] = S.attacker(LESSON, kind)
     nb = _with_cell(STASH)
     for fn, gid in info.function_cell.items():
         cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
@@ -421,11 +465,7 @@ def attacked(tmp_path_factory, listener):
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "p_info")
     cell.source += "\n" + RAISE_ARGS
     subs["x_raise_args"] = (nb, S.expected_points(LESSON, {"test_p_info"}))
-    for student, (nb, _) in subs.items():
-        dest = course.root / "submitted" / student / LESSON
-        dest.mkdir(parents=True)
-        nbformat.write(nb, dest / f"{LESSON}.ipynb")
-        (dest / "timestamp.txt").write_text("2026-11-29 10:00:00.000000 UTC")
+    _submit(course, LESSON, subs)
     # a submission folder holding a symlink (collect never makes one): refused before grading
     link = course.root / "submitted" / "x_symlink" / LESSON
     link.mkdir(parents=True)
@@ -455,8 +495,8 @@ def _scores(course):
     return course.scores(LESSON)
 
 
-def _tests_only(per: dict) -> dict:
-    tests = set(Lesson.load(LESSON).test_cells)
+def _tests_only(per: dict, lesson: str = LESSON) -> dict:
+    tests = set(Lesson.load(lesson).test_cells)
     return {c: v for c, v in per.items() if c in tests}
 
 
@@ -473,11 +513,16 @@ def test_tampering_inside_the_kernel_earns_nothing_the_bug_alone_does_not(attack
     got = {s: _tests_only(per) for s, per in _scores(course).items()}
     full = S.expected_points(LESSON, set())
     for name in [*TAMPER_FUNCTION, "run_cell"]:
-        control, attacker = got[f"ctl_{name}"], got[f"x_tamper_{name}"]
-        assert control != full, f"the control bug for {name} loses no points: the test is void"
-        more = {c: (attacker[c], control[c]) for c in control if attacker[c] > control[c]}
-        assert not more, f"{name}: tampering earned points the bug alone does not: {more}"
-        assert attacker != full
+        _no_more_than_the_bug(name, got[f"ctl_{name}"], got[f"x_tamper_{name}"], full)
+
+
+def _no_more_than_the_bug(name: str, control: dict, attacker: dict, full: dict) -> None:
+    """The attacker (a planted bug plus tampering) scores no cell above the control (the bug
+    alone), and the control loses points (else the comparison proves nothing)."""
+    assert control != full, f"the control bug for {name} loses no points: the test is void"
+    more = {c: (attacker[c], control[c]) for c in control if attacker[c] > control[c]}
+    assert not more, f"{name}: tampering earned points the bug alone does not: {more}"
+    assert attacker != full
 
 
 def test_forged_verdicts_earn_nothing_and_the_honest_stash_takes_no_hidden_input_home(attacked):
@@ -577,11 +622,7 @@ def test_no_hidden_test_no_secret_no_course_file_in_any_output(attacked):
         for ln in block.splitlines()
         if len(ln.strip()) >= 30
     }
-    for f in sorted((course.root / "feedback").glob(f"*/{LESSON}/{LESSON}.html")):
-        student = f.parent.parent.name
-        text = html.unescape(re.sub(r"<[^>]+>", "", f.read_text()))
-        own = "\n".join(c.source for c in nbformat.read(
-            course.root / "submitted" / student / LESSON / f"{LESSON}.ipynb", as_version=4).cells)  # fmt: skip
+    for student, text, own in _shown(course, LESSON):
         leaked = [ln for ln in hidden | solution_lines if ln in text and ln not in own]
         assert not leaked, f"{student}'s feedback shows hidden tests or solutions: {leaked[:3]}"
         assert SECRET not in text, f"{student}'s feedback shows the grader's environment"
@@ -593,6 +634,94 @@ def test_no_hidden_test_no_secret_no_course_file_in_any_output(attacked):
     seen = json.dumps([c.get("outputs", []) for c in nb.cells])
     for name in ("gradebook.db", "source_notebooks", "submitted", "autograded", "nbgrader_config"):
         assert name not in seen, f"the sandbox shows {name} to a student"
+
+
+# ---------------------------------------------------------------------------------------------
+# the forged verdicts in a smaller class run of 9.3 and of 9.5 (whose tests use live stand-ins)
+
+# A cell at the top of a 9.5 notebook that patches helpers/standins.py in the kernel, where the
+# tests build their stand-ins: a frozen AbsPosLM (stand_in_trainer's reference) records each of
+# its forward calls as made under no_grad. With the planted bug that scores the reference with
+# gradient enabled, the records then say what a correct train_step's would.
+STANDINS_PATCH = """
+import helpers.standins as _standins
+_forward = _standins.AbsPosLM.forward
+def _forged_forward(self, *a, **k):
+    out = _forward(self, *a, **k)
+    if not any(p.requires_grad for p in self.parameters()):
+        self.calls[-1]["grad"] = False
+    return out
+_standins.AbsPosLM.forward = _forged_forward
+"""
+STANDINS_BUG = ("train_step", "(a) the reference scored with gradient enabled")
+
+
+@pytest.fixture(scope="module", params=["9.3", "9.5"])
+def forged_class(request, tmp_path_factory):
+    """One class of ``lesson`` graded by ``instructor.autograde`` (2 workers, sandboxed): the
+    reference, one student per forged verdict, the liar and the monkeypatcher; for 9.5 also the
+    patched stand-ins with a planted bug, and its control."""
+    lesson = request.param
+    course = Course(tmp_path_factory.mktemp(f"forged{lesson}") / "course", [lesson])
+    course.release(lesson)
+    # the valid alternatives keep full marks in tests/test_autograder.py's class of this lesson
+    subs = {k: v for k, v in _forged_class(lesson).items() if k != "carol_alternatives"}
+    if lesson == "9.5":
+        bug = _first_bug(STANDINS_BUG[0], lesson, STANDINS_BUG[1])
+        subs["x_standins"] = (_with_cell(STANDINS_PATCH, S.filled(lesson, [bug])), None)
+        subs["ctl_standins"] = (S.filled(lesson, [bug]), None)
+    _submit(course, lesson, subs)
+    t0 = time.monotonic()
+    # no preflight (the attacked class above runs one): alice's full marks show the grader works
+    report = instructor.autograde(lesson, workers=2, timeout=120, root=course.root, check=False)
+    print(f"\n{lesson}: {len(subs)} students graded in {time.monotonic() - t0:.0f} s")
+    course.nbgrader("generate_feedback", lesson, "--force")
+    return lesson, course, subs, report
+
+
+def test_forged_verdicts_earn_nothing_and_honest_students_keep_full_marks(forged_class):
+    """Issue 22's classes of forgery each score 0 in a real class run of 9.3 and of 9.5 (where
+    the tests also hand the student's functions live stand-ins); the reference keeps full marks."""
+    lesson, course, subs, report = forged_class
+    assert set(report["graded"]) == set(subs), report["failed"]
+    got = {s: _tests_only(per, lesson) for s, per in course.scores(lesson).items()}
+    wrong = {s: (got.get(s), want) for s, (_, want) in subs.items() if want and got.get(s) != want}
+    assert not wrong, f"{lesson} graded wrongly (got, expected): {wrong}"
+
+
+# The limit course/INSTRUCTOR.md states ("What is not closed"): a record of how the code ran that
+# leaves no trace in the values can be forged by patching the stand-ins in the kernel.
+FORGEABLE_BY_RECORDS = {"9.5": {"test_train_step"}}
+
+
+def test_patched_stand_in_records_gain_only_the_cell_the_threat_model_names(forged_class):
+    """The attacker (bug (a) plus records patched to say "no grad") scores no cell above its
+    control (the bug alone) but test_train_step, and regains that one: if this attack reaches
+    further, or no longer works, INSTRUCTOR.md's account of it is wrong and this fails (it is one
+    attack on one clause; the other record-only clauses INSTRUCTOR.md lists are not graded here)."""
+    lesson, course, subs, _ = forged_class
+    if "x_standins" not in subs:
+        pytest.skip(f"lesson {lesson}'s tests build no stand-ins in the kernel")
+    got = {s: _tests_only(per, lesson) for s, per in course.scores(lesson).items()}
+    full = S.expected_points(lesson, set())
+    control, attacker = got["ctl_standins"], got["x_standins"]
+    named = FORGEABLE_BY_RECORDS[lesson]
+    assert {c for c in control if control[c] < full[c]} == named, "the control's bug is not caught"
+    more = {c: (attacker[c], control[c]) for c in control if attacker[c] > control[c]}
+    assert set(more) == named, f"patched records gained {more}; INSTRUCTOR.md names {named}"
+    assert all(attacker[c] == full[c] for c in named)
+
+
+def test_no_hidden_test_line_in_the_feedback_or_outputs_of_the_class(forged_class):
+    lesson, course, subs, _ = forged_class
+    hidden, shown = hidden_lines(lesson), list(_shown(course, lesson))
+    assert {s for s, _, _ in shown} == set(subs), "a student has no feedback"
+    leaked = {}
+    for student, text, own in shown:
+        lines = [ln for ln in hidden if ln in text and ln not in own]
+        if lines:
+            leaked[student] = lines[:3]
+    assert not leaked, f"{lesson}: hidden-test lines in a student's feedback or notebook: {leaked}"
 
 
 # ---------------------------------------------------------------------------------------------
