@@ -227,3 +227,14 @@ def test_the_committed_full_rebuild_has_the_calibrated_properties():
     assert p["corpus"]["sha256"] == shipped["corpus"]["sha256"]
     assert p["config"] == shipped["config"]
     assert baselm.calibration_problems(p) == [], p["figures"]
+
+
+def test_the_readme_quotes_the_shipped_build_time_and_the_rebuilds_bits():
+    """README's BaseLM paragraph: the build time it quotes is the shipped passport's, and it calls
+    the committed rebuild bit-identical only while the record's weights hash is the shipped one."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    shipped = json.loads((baselm.SHIPPED_DIR / "passport.json").read_text())
+    assert f"records {shipped['build_seconds']:.0f} s" in text
+    rebuilt = json.loads(REBUILD.read_text())["passport"]
+    same = rebuilt["weights_sha256"] == shipped["weights_sha256"]
+    assert ("bit-identical to the shipped build" in text) == same
