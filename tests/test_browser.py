@@ -15,29 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import ARTIFACTS, CHROMIUM, FLAGS, ROOT, free_port  # noqa: F401 - FLAGS: test_hub
 from tests.test_notebook_sh import stop
 
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = ROOT / "test-artifacts"
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        except Exception as exc:  # noqa: BLE001 - any launch failure means "cannot start"
-            pytest.skip(f"Chromium could not start: {exc}")
-        yield b
-        b.close()
 
 
 def lab_settings(path: Path) -> Path:

@@ -39,7 +39,7 @@ from course.grading.sanitise import ACTIVE_NOTE, MARKDOWN_NOTE
 from tests.conftest import ROOT, free_port
 from tests.grading import students as S
 from tests.nbgrader_course import BIN, TRUSTED, Course, graded_cells
-from tests.test_browser import ARTIFACTS, CHROMIUM, FLAGS
+from tests.test_browser import ARTIFACTS
 from tests.test_notebook_sh import stop
 
 # nbgrader's own Gradebook.add_submission (the control's submission) warns; nothing to fix here
@@ -238,20 +238,6 @@ def formgrader(graded, tmp_path_factory):
         yield {"base": base, "log": log}
     finally:
         stop(proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        except Exception as exc:  # noqa: BLE001 - any launch failure means "cannot start"
-            pytest.skip(f"Chromium could not start: {exc}")
-        yield b
-        b.close()
 
 
 # ---------------------------------------------------------------------------------------------
