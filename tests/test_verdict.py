@@ -844,3 +844,17 @@ def test_source_notebook_and_release_of_a_trusted_lesson_hold_no_hidden_test(les
             assert own, f"{test.grade_id}: the hidden part should hold lines of its own"
             leaked = [ln for ln in own if ln in text]
             assert not leaked, f"{nb}/{lesson} holds hidden lines: {leaked[:2]}"
+
+
+def test_the_threat_model_quotes_the_channels_limits():
+    """INSTRUCTOR.md's numbers for the channel are the code's: dict caps, key tuples, graphs kept."""
+
+    from course.grading.boundary import SERVER
+
+    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    graphs = int(re.search(r"len\(graphs\) > (\d+)", SERVER).group(1))
+    assert f"the last {graphs:,} gradient graphs are kept" in text
+    assert (
+        f"capped at {wire.MAX_DICT:,} entries each and {wire.MAX_DICT_ENTRIES:,} per answer" in text
+    )
+    assert f"tuples of at most {wire.MAX_KEY_TUPLE} scalars" in text
