@@ -63,6 +63,13 @@ TRUSTED_PREAMBLE = {
     "from helpers import standins as local_standins\nfrom helpers.tasks import Task\n"
     "from helpers.trainer import GRPOTrainer\n",
 }
+# Imports a lesson's tests make on first use, beyond the preamble's (9.5's stand-ins import
+# transformers, about 2 s): ``verdict --wait`` makes them while the notebook still runs
+# (tests/test_verdict.py checks that building every stand-in imports nothing more).
+TRUSTED_WARM = {
+    "9.5": "from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM\n"
+    "import helpers.lora, helpers.policies, helpers.reference, helpers.tasks, helpers.trainer\n"
+}
 # A module of the student library whose public names (its __all__) a lesson's trusted tests call IN
 # THE KERNEL: ``UniformLM(5)`` there builds the stand-in in the student's process and hands back a
 # handle (course/grading/boundary.py's KernelModule and Live); the same code built here is

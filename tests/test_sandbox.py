@@ -51,6 +51,37 @@ SECRET = "grader-secret-" + str(os.getpid())
 # Each attack is one code cell inserted after the lesson's first code cell. ROOT_/REPO_/PORT_/MARK_
 # are replaced by the course root, the repository, the listener's port and the marker. An attack
 # that fails raises (uncaught), so the report names what it tried.
+
+# Floods of the folders a kernel can write (issue 22, item 6): the ipc folder (where the kernel
+# binds its sockets) and /dev/shm are tmpfs mounts of the sandbox's own with a size cap, and the
+# host's ipc folder (which holds the connection files) takes no write from inside.
+FLOOD = """
+import os
+from ipykernel.connect import get_connection_file
+where = {"ipc": os.path.dirname(get_connection_file()), "shm": "/dev/shm", "tmp": "/tmp"}
+chunk = b"x" * 65536
+for name, folder in where.items():
+    wrote = 0
+    try:
+        for i in range(100000):
+            fd = os.open(os.path.join(folder, f"flood{i}"), os.O_WRONLY | os.O_CREAT)
+            try:
+                for _ in range(64):
+                    wrote += os.write(fd, chunk)
+            finally:
+                os.close(fd)
+    except OSError as err:
+        print(name, "stopped:", err.strerror)
+    print("WROTE", name, wrote)
+try:
+    with open(get_connection_file(), "a") as f:
+        f.write("{}")
+    print("WROTE connection-file")
+except OSError as err:
+    print("connection file:", err.strerror)
+"""
+
+
 CELLS = {
     "read_sources": """
 import glob, os, sys
@@ -137,6 +168,7 @@ for where in ["/tmp", os.getcwd()]:
 with open("big", "wb") as f:
     f.write(chunk * 8)
 """,
+    "floods": FLOOD,  # what it wrote: test_the_floods_in_the_class_run_stopped_at_their_caps
     "network": """
 import socket
 s = socket.create_connection(("127.0.0.1", PORT_), timeout=5)
@@ -508,6 +540,19 @@ def test_honest_and_hostile_students_get_what_their_notebooks_earned(attacked):
     assert set(report["graded"]) == set(subs), report["failed"]
 
 
+def test_the_floods_in_the_class_run_stopped_at_their_caps(attacked):
+    from course.grading import sandbox
+
+    course, *_ = attacked
+    graded = nbformat.read(course.root / "autograded" / "x_floods" / LESSON / f"{LESSON}.ipynb", 4)
+    text = "".join(o.get("text", "") for c in graded.cells for o in c.get("outputs", []))
+    wrote = {m[0]: int(m[1]) for m in re.findall(r"WROTE (\w+) (\d+)", text)}
+    limits = sandbox.Limits()
+    assert set(wrote) == {"ipc", "shm", "tmp"}, text
+    assert wrote["ipc"] <= limits.ipc_kb * 1024 and wrote["shm"] <= limits.shm_mb * 2**20, wrote
+    assert wrote["tmp"] <= limits.tmp_mb * 2**20, wrote
+
+
 def test_tampering_inside_the_kernel_earns_nothing_the_bug_alone_does_not(attacked):
     course, _, _, _ = attacked
     got = {s: _tests_only(per) for s, per in _scores(course).items()}
@@ -566,7 +611,7 @@ def test_the_class_run_finished_and_the_report_names_each_attempt(attacked):
     assert symlinked and "symlink" in symlinked[0]["reason"], report["failed"]
     recs = report["students"]
     for name in CELLS:
-        if name in ("orphans", "leak_hook", "home_and_host"):
+        if name in ("orphans", "leak_hook", "home_and_host", "floods"):
             continue  # these succeed at what they do inside the sandbox; their effect is checked
         rec = recs[f"x_{name}"]
         said = " ".join(rec.get("errors", []) + rec.get("safety_events", []))
@@ -823,3 +868,43 @@ def test_autograde_refuses_without_a_sandbox_unless_trusted(tmp_path, monkeypatc
     with pytest.raises(SystemExit, match="bubblewrap.*install|install.*bubblewrap"):
         runner.autograde(LESSON, root=tmp_path)
     assert "--trusted-students" in sandbox.FIX and "user namespaces" in sandbox.FIX
+
+
+def test_floods_of_ipc_shm_and_tmp_stop_at_their_caps_and_reach_no_host_folder(tmp_path):
+    import asyncio
+
+    from jupyter_client import BlockingKernelClient
+
+    from course.grading import sandbox
+
+    limits = sandbox.Limits()
+    loop = asyncio.new_event_loop()
+    km = sandbox.kernel_manager_class(limits)(kernel_name="python3")
+    loop.run_until_complete(km.start_kernel(cwd=str(tmp_path)))
+    host_shm = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    try:
+        kc = BlockingKernelClient(connection_file=km.connection_file)  # the grader's copy
+        kc.load_connection_file()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
+        out = []
+        reply = kc.execute_interactive(FLOOD, timeout=300, output_hook=lambda m: out.append(
+            m["content"].get("text", "")))  # fmt: skip
+        assert reply["content"]["status"] == "ok", reply["content"]
+        text = "".join(out)
+        wrote = {m[0]: int(m[1]) for m in re.findall(r"WROTE (\w+) (\d+)", text)}
+        assert wrote["ipc"] <= limits.ipc_kb * 1024, text
+        assert wrote["shm"] <= limits.shm_mb * 2**20, text
+        assert wrote["tmp"] <= limits.tmp_mb * 2**20, text
+        assert "WROTE connection-file" not in text, text
+        # while the kernel lives: the host's ipc folder holds only what the grader put there
+        host = sorted(os.listdir(km._sandbox_dir))
+        assert host == ["client.json", "kernel.json", "seed"], host
+        assert os.path.getsize(os.path.join(km._sandbox_dir, "kernel.json")) < 4096
+        assert not os.listdir(os.path.join(km._sandbox_dir, "seed"))
+        if host_shm or os.path.isdir("/dev/shm"):
+            assert not {f for f in os.listdir("/dev/shm") if f.startswith("flood")} - host_shm
+        kc.stop_channels()
+    finally:
+        loop.run_until_complete(km.shutdown_kernel(now=True))
+        loop.close()

@@ -10,6 +10,9 @@ kernel (course/grading/boundary.py) and the trusted test cells (course/build_les
 - the channel with torch, against a second kernel: gradients through a call equal those of the same
   computation done here (a live model's included), grad mode crosses, Live objects read, call and
   are freed in the kernel, a graded call never leaves a Live, a Remote argument is the function;
+- the verdict process started ahead (``--wait``, as the grader starts it with each kernel): it
+  grades only on a request read from stdin, ends quietly without one, and has made the slow
+  imports (9.5's transformers) before it is asked;
 - the trusted test cells use only names their preamble and the graded functions provide, and the
   source notebooks of these lessons hold no hidden test.
 """
@@ -22,6 +25,8 @@ import json
 import math
 import random
 import re
+import subprocess
+import sys
 
 import nbformat
 import numpy as np
@@ -301,6 +306,44 @@ def test_no_visible_message_quotes_what_a_hidden_test_passed(monkeypatch):
         later = {v.grade_id: v for v in verdict.run_lesson(ch, "9.1", hidden_seen=True)}
         assert "everything" not in later["test_b"].message, later["test_b"]
         assert "a visible test failed" in later["test_b"].message
+
+
+WAIT = [sys.executable, "-m", "course.grading.verdict", "9.1", "--wait"]
+
+
+@pytest.mark.parametrize("request_line", ["", "not json\n", '{"cells": ["x"]}\n', "[1]\n"])
+def test_a_waiting_verdict_without_a_request_ends_quietly(request_line):
+    out = subprocess.run(WAIT, input=request_line, capture_output=True, text=True, cwd=ROOT,
+                         timeout=120)  # fmt: skip
+    assert (out.returncode, out.stdout) == (0, ""), out.stderr[-2000:]
+
+
+def test_a_waiting_verdict_grades_the_cells_its_request_names(channel):
+    cells = list(trusted_tests("9.1"))[:2]
+    req = {"connection_file": channel.kc.connection_file, "cells": cells, "timeout": 20}
+    out = subprocess.run(WAIT, input=json.dumps(req) + "\n", capture_output=True, text=True,
+                         cwd=ROOT, timeout=180)  # fmt: skip
+    got = [json.loads(line) for line in out.stdout.splitlines()]
+    # this kernel defines none of 9.1's functions: each named cell fails, naming what is missing
+    assert [v["grade_id"] for v in got] == cells, (out.stdout, out.stderr[-2000:])
+    assert not any(v["passed"] for v in got) and all("NameError" in v["message"] for v in got), got
+
+
+def test_the_warm_up_makes_the_imports_of_9_5s_tests():
+    """After the warm-up, building every stand-in imports no new package and no model family (a
+    lazily loaded submodule of a package already imported is cheap and allowed)."""
+    prog = (
+        "import sys\nfrom course.grading.verdict import warm\nwarm('9.5')\n"
+        "before = set(sys.modules)\nfrom helpers import standins as s\ns.tiny_llama(0)\n"
+        "s.tiny_trainer(); s.stand_in_trainer(0); s.AbsPosLM(); s.UniformLM(3)\n"
+        "new = set(sys.modules) - before\n"
+        "tops = {m.split('.')[0] for m in before}\n"
+        "print(sorted(m for m in new if m.split('.')[0] not in tops or '.models.' in m))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, cwd=ROOT,
+                         timeout=180)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"imported after the warm-up: {out.stdout}"
 
 
 def test_channel_maps_exceptions_refuses_lies_and_times_out(channel):
@@ -858,3 +901,16 @@ def test_the_threat_model_quotes_the_channels_limits():
         f"capped at {wire.MAX_DICT:,} entries each and {wire.MAX_DICT_ENTRIES:,} per answer" in text
     )
     assert f"tuples of at most {wire.MAX_KEY_TUPLE} scalars" in text
+
+
+def test_the_threat_model_quotes_the_sandboxs_limits():
+    """INSTRUCTOR.md's numbers for the sandbox's limits are ``sandbox.Limits``'s defaults."""
+    from course.grading.sandbox import Limits
+
+    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    lim = Limits()
+    for quoted in (f"`memory_mb` = {lim.memory_mb}", f"`max_processes` = {lim.processes}",
+                   f"`file_mb` = {lim.file_mb}", f"`workdir_mb` = {lim.workdir_mb}",
+                   f"`tmp_mb` = {lim.tmp_mb}", f"`/dev/shm` is {lim.shm_mb} MiB",
+                   f"the ipc folder {lim.ipc_kb} KiB", f"tmpfs of its own ({lim.ipc_kb} KiB)"):  # fmt: skip
+        assert quoted in text, quoted

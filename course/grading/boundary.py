@@ -22,7 +22,9 @@ to no notebook: the grader does not listen to the kernel's iopub channel.
 from __future__ import annotations
 
 import builtins
+import json
 import os
+import re
 import secrets
 import socket
 import struct
@@ -435,8 +437,15 @@ class Channel:
         self.deadline: float | None = None  # a wall-clock limit for a group of calls (one cell)
         self.calls = 0
         self.dropped: list[int] = []  # handles of Live objects collected here: freed in the kernel
+        # The server's socket: beside the connection file, in the folder the kernel binds its
+        # own sockets in; from a sandbox (course/grading/sandbox.py) that folder is reached from
+        # here through the sandbox's root, ``course_sandbox_root`` in the connection file.
         path = os.path.join(os.path.dirname(os.path.abspath(connection_file)),
                             f"course-{secrets.token_hex(6)}.sock")  # fmt: skip
+        with open(connection_file) as f:
+            root = json.load(f).get("course_sandbox_root") or ""
+        if type(root) is not str or (root and not re.fullmatch(r"/proc/\d+/root", root)):
+            raise ChannelError(f"a connection file with a sandbox root that is not one: {root!r}")
         code = SERVER.replace("__WIRE__", repr(WIRE_SOURCE)).replace("__SOCK__", repr(path))
         reply = self._request(code, {})
         if reply.get("status") != "ok":
@@ -445,7 +454,7 @@ class Channel:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.sock.settimeout(10)
-            self.sock.connect(path)
+            self.sock.connect(root + path)
         except OSError as err:
             raise ChannelError(f"the grading channel could not be reached ({err})") from None
         self.kc.stop_channels()  # every call goes through the socket from here on

@@ -111,12 +111,26 @@ def make_safety_classes():
             verdicts: dict[str, dict] = {}
             self._verdict_rounds = 0  # a later round's kernel may know hidden arguments
             skipped: set[int] = set()
-            final: int | None = None  # after too many restarts: run the cells before this one once
-            restarts = 0
             deadline = time.monotonic() + self.notebook_timeout
             per_cell = self.timeout
+            self._verdict_proc = None
+            try:
+                self._run_rounds(lesson, verdicts, skipped, deadline, per_cell, resources)
+            finally:
+                self._end_verdict_process()
+            self.timeout = per_cell
+            self._apply_verdicts(verdicts)
+            self.set_widgets_metadata()
+            return self.nb, self.resources
+
+        def _run_rounds(self, lesson, verdicts, skipped, deadline, per_cell, resources) -> None:
+            """Run the notebook, then its verdict, on one kernel after another until every test
+            cell has a verdict (or the restarts or the time are spent)."""
+            final: int | None = None  # after too many restarts: run the cells before this one once
+            restarts = 0
             while True:
                 current = None
+                self._warm_verdict(lesson)
                 try:
                     # output counted afresh for each kernel: a re-run overwrites the outputs
                     self._out_cell, self._out_total, self._out_cut = {}, 0, set()
@@ -178,10 +192,6 @@ def make_safety_classes():
                                 self._fail(cell, "NotRun", "too many kernel restarts; not run")
                         final = current  # one last kernel: the cells before, then their verdict
                     self.km = self.kc = None
-            self.timeout = per_cell
-            self._apply_verdicts(verdicts)
-            self.set_widgets_metadata()
-            return self.nb, self.resources
 
         async def async_start_new_kernel_client(self):
             """nbclient's, with ZeroMQ's MAXMSGSIZE set on the client's context before its sockets
@@ -268,31 +278,20 @@ def make_safety_classes():
                 return False
             left = max(5, int(deadline - time.monotonic()))
             per_cell = min(self.timeout or 120, left)
-            limit_as = f"--as={self.verdict_memory_mb * 1024 * 1024}"
-            prlimit = shutil.which("prlimit")  # else the cap is set in the child (below)
-            cmd = [*([prlimit, limit_as, "--"] if prlimit else []),
-                   sys.executable, "-m", "course.grading.verdict", lesson,
-                   self.km.connection_file, "--cells", ",".join(pending),
-                   "--timeout", str(per_cell),
-                   *(["--hidden-seen"] if self._verdict_rounds else [])]  # fmt: skip
+            proc = self._take_verdict_process(lesson)
+            request = {"connection_file": self.km.connection_file, "cells": pending,
+                       "timeout": per_cell, "hidden_seen": bool(self._verdict_rounds)}  # fmt: skip
             self._verdict_rounds += 1
-            root = str(Path(__file__).resolve().parents[2])
-            env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+            limit = min(per_cell * len(pending) + 60, max(60, deadline - time.monotonic() + 60))
             try:  # its stderr (warnings the student's code issued, a test's prints) is not kept
-                cap = self.verdict_memory_mb * 1024 * 1024
-                out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, env=env, cwd=root,
-                                     preexec_fn=None if prlimit else partial(_cap_memory, cap),
-                                     timeout=min(per_cell * len(pending) + 60,
-                                                 max(60, deadline - time.monotonic() + 60)),
-                                     ).stdout  # fmt: skip
-            except subprocess.TimeoutExpired as err:
-                out = (
-                    (err.stdout or b"").decode()
-                    if isinstance(err.stdout, bytes)
-                    else (err.stdout or "")
-                )
+                out = proc.communicate(json.dumps(request) + "\n", timeout=limit)[0]
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out = proc.communicate()[0]
+            except OSError:  # it died before reading the request (its memory cap, a signal)
+                proc.kill()
+                out = proc.communicate()[0]
+            out = out or ""
             timed_out = False
             for line in out.splitlines()[: len(pending) + 1]:
                 try:
@@ -321,6 +320,42 @@ def make_safety_classes():
                     verdicts.setdefault(gid, {"passed": False,
                                               "message": "the grader could not run this test"})  # fmt: skip
             return timed_out and any(g not in verdicts for g in pending)
+
+        def _spawn_verdict(self, lesson: str) -> subprocess.Popen:
+            """The trusted tests' process (course/grading/verdict.py ``--wait``), with bounded
+            memory: it imports what the lesson's tests need, then waits for its request, so the
+            imports run while the notebook does."""
+            cap = self.verdict_memory_mb * 1024 * 1024
+            prlimit = shutil.which("prlimit")  # else the cap is set in the child (below)
+            cmd = [*([prlimit, f"--as={cap}", "--"] if prlimit else []),
+                   sys.executable, "-m", "course.grading.verdict", lesson, "--wait"]  # fmt: skip
+            root = str(Path(__file__).resolve().parents[2])
+            env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+            return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True, env=env, cwd=root,
+                                    preexec_fn=None if prlimit else partial(_cap_memory, cap))  # fmt: skip
+
+        def _warm_verdict(self, lesson: str | None) -> None:
+            """Have a waiting verdict process for the kernel about to run (one that was started
+            for an earlier kernel and never asked is used again)."""
+            proc = getattr(self, "_verdict_proc", None)
+            if lesson and (proc is None or proc.poll() is not None):
+                self._verdict_proc = self._spawn_verdict(lesson)
+
+        def _take_verdict_process(self, lesson: str) -> subprocess.Popen:
+            proc = getattr(self, "_verdict_proc", None)
+            self._verdict_proc = None
+            if proc is None or proc.poll() is not None:
+                proc = self._spawn_verdict(lesson)
+            return proc
+
+        def _end_verdict_process(self) -> None:
+            proc = getattr(self, "_verdict_proc", None)
+            self._verdict_proc = None
+            if proc is not None:
+                proc.kill()
+                proc.communicate()
 
         def _apply_verdicts(self, verdicts: dict) -> None:
             """The graded cells' outputs: what the kernel printed (no error, no result: the kernel

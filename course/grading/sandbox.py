@@ -3,16 +3,19 @@
 nbgrader starts the kernel through a kernel manager; ``SandboxedKernelManager`` (built by
 ``kernel_manager_class``) is jupyter_client's own manager with two changes:
 
-- the kernel talks to nbgrader over Jupyter's ``ipc`` transport (Unix sockets) in a private folder
-  that is the only host folder bind-mounted read-write into the sandbox: the sandbox has its own
-  network namespace (no interface but a down loopback), so TCP to the host is impossible;
+- the kernel talks to nbgrader over Jupyter's ``ipc`` transport (Unix sockets): the sandbox has its
+  own network namespace (no interface but a down loopback), so TCP to the host is impossible. The
+  kernel binds its sockets in its ipc folder, which inside the sandbox is a tiny tmpfs of its own
+  (``Limits.ipc_kb``) holding the connection file read-only; the grader reaches those sockets from
+  outside through the sandbox's root, ``/proc/<pid of the sandbox's init>/root/<ipc folder>``, and
+  no host folder is writable from inside;
 - the kernel command is wrapped: ``bwrap <mounts> sh -c 'seed the work dir; exec prlimit <limits>
   python -m ipykernel_launcher -f <connection file>'``.
 
 Inside, the kernel sees read-only: /usr (the system's programs and libraries), the Python
 installation and the venv, ``helpers/``, the BaseLM artifact and the lesson's release folder;
 read-write only: its working directory (a size-capped tmpfs seeded with a copy of the folder nbgrader
-runs it in), a size-capped private /tmp, and the ipc folder. Not visible at all: the course root
+runs it in), a size-capped private /tmp, and its ipc folder (a tmpfs too). Not visible at all: the course root
 (source_notebooks/, gradebook.db, autograded/, feedback/, submitted/), the instructor's home, other
 students, the grader's environment (``--clearenv``; a short whitelist is set again), host processes
 (own pid namespace: nothing outside can be seen or signalled). Everything the student started dies
@@ -23,12 +26,14 @@ Limits (``Limits``): address space, processes, file size, open files, tmpfs size
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +61,7 @@ class Limits:
     workdir_mb: int = 1024  # tmpfs size of its working directory
     tmp_mb: int = 512  # tmpfs size of /tmp
     shm_mb: int = 64  # tmpfs size of /dev/shm (without it, /dev's tmpfs has no size cap)
+    ipc_kb: int = 256  # tmpfs size of the ipc folder (sockets take no space; the file is bound)
 
 
 def bwrap_path() -> str | None:
@@ -137,7 +143,11 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
     args += ["--size", str(limits.tmp_mb * MiB), "--tmpfs", "/tmp"]
     for p in _ro_paths(list(lesson_dirs)):
         args += ["--ro-bind", str(p), str(p)]
-    args += ["--bind", ipc_dir, ipc_dir]
+    # the ipc folder: a tmpfs of the sandbox's own (the sockets the kernel binds live there, the
+    # grader reaches them through /proc/<pid>/root), with the connection file bound read-only
+    args += ["--size", str(limits.ipc_kb * 1024), "--tmpfs", ipc_dir]
+    connection = Path(ipc_dir) / "kernel.json"
+    args += ["--ro-bind", str(connection), str(connection)]
     # The work dir is seeded with a copy of the folder nbgrader runs the kernel in (autograded/
     # <student>/<lesson>/), never with a course root (should a caller start a kernel there).
     course_like = any(
@@ -163,6 +173,32 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
     return clean + args + ["/bin/sh", "-c", inner]
 
 
+def sandbox_init(bwrap_pid: int, wait_s: float = 10.0) -> int | None:
+    """The host pid of the sandbox's init (bubblewrap's child, pid 1 of the sandbox), whose
+    ``/proc/<pid>/root`` is the sandbox's root; None when it does not appear within ``wait_s``."""
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        try:
+            kids = Path(f"/proc/{bwrap_pid}/task/{bwrap_pid}/children").read_text().split()
+        except OSError:
+            kids = [p.name for p in Path("/proc").iterdir() if p.name.isdigit()
+                    and _ppid(p.name) == bwrap_pid]  # fmt: skip
+        if kids:
+            return int(kids[0])
+        if not Path(f"/proc/{bwrap_pid}").exists():
+            return None
+        time.sleep(0.005)
+    return None
+
+
+def _ppid(pid: str) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
 def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
     """An AsyncKernelManager whose kernels run in the sandbox (jupyter_client imported lazily)."""
     from jupyter_client.manager import AsyncKernelManager
@@ -178,6 +214,26 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
             self.connection_file = os.path.join(self._sandbox_dir, "kernel.json")
             self._empty_cwd = tempfile.mkdtemp(prefix="nbg-cwd-")
             weakref.finalize(self, shutil.rmtree, self._empty_cwd, True)
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            """Launch, then point this manager (and every client it makes) at the kernel's sockets
+            as seen from outside the sandbox: ``/proc/<init>/root`` + the folder they are in.
+            ``connection_file`` becomes a copy for the grader's side (``client.json``, with that
+            path and ``course_sandbox_root``); the kernel keeps reading its own."""
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+            init = sandbox_init(self.provisioner.pid)
+            if init is None:
+                raise RuntimeError("grading sandbox: the sandbox's init process did not start")
+            root = f"/proc/{init}/root"
+            with open(self.connection_file) as f:
+                info = json.load(f)
+            self.ip = info["ip"] = root + info["ip"]
+            info["course_sandbox_root"] = root
+            client = os.path.join(self._sandbox_dir, "client.json")
+            fd = os.open(client, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump(info, f)
+            self.connection_file = client
 
         def format_kernel_cmd(self, extra_arguments=None):
             cmd = super().format_kernel_cmd(extra_arguments)

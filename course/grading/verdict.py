@@ -2,6 +2,7 @@
 process, against the student's functions reached through course/grading/boundary.py.
 
     python -m course.grading.verdict LESSON CONNECTION_FILE [--cells ID,ID] [--timeout S]
+    python -m course.grading.verdict LESSON --wait     (the request comes on stdin, see ``main``)
 
 prints one JSON line per test cell, ``{"grade_id", "passed", "message", "timeout"}`` (the cells
 whose visible tests failed first, then the others as their hidden tests finish), and stops after a
@@ -35,6 +36,7 @@ from dataclasses import asdict, dataclass
 from course.build_lessons import (
     TRUSTED_KERNEL,
     TRUSTED_PREAMBLE,
+    TRUSTED_WARM,
     TrustedTest,
     graded_functions,
     trusted_tests,
@@ -116,6 +118,19 @@ def explain(err: BaseException, test: TrustedTest, filename: str, hidden_seen: b
 def preamble(lesson: str) -> str:
     """The imports a lesson's trusted tests (and their reference copies) may use."""
     return TRUSTED_PREAMBLE["*"] + TRUSTED_PREAMBLE.get(lesson, "")
+
+
+def warm(lesson: str) -> None:
+    """Import what the lesson's tests will import (torch, transformers, helpers...) and read its
+    tests, before any kernel is reached: ``--wait`` does this while the notebook is still running."""
+    try:  # only ever a head start: what fails here fails again, reported, when the tests run
+        exec(preamble(lesson) + TRUSTED_WARM.get(lesson, ""), {"__name__": "__course_warm__"})
+        if lesson in TRUSTED_KERNEL:
+            kernel_names(lesson)
+        trusted_tests(lesson)
+        graded_functions(lesson)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def kernel_names(lesson: str) -> list[str]:
@@ -202,28 +217,49 @@ def run_lesson(channel: Channel, lesson: str, cells: list[str] | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the tests and print the verdicts. With ``--wait`` the process first imports what the
+    lesson needs (``warm``), then reads one request line on stdin, a JSON object
+    ``{"connection_file", "cells", "timeout", "hidden_seen"}`` (the caller, GuardedExecute, starts
+    it when a kernel starts and sends the request when the notebook has run); end of input or a
+    request that is not one stops it without a verdict."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("lesson")
-    ap.add_argument("connection_file")
+    ap.add_argument("connection_file", nargs="?")
     ap.add_argument("--cells", default="", help="comma-separated test cell ids (default: all)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per test cell")
     ap.add_argument("--hidden-seen", action="store_true",
                     help="hidden tests already ran against this notebook (an earlier kernel): "
                     "quote nothing the kernel sends in any message")  # fmt: skip
+    ap.add_argument(
+        "--wait", action="store_true", help="import first, then read the request (JSON) from stdin"
+    )
     args = ap.parse_args(argv)
-    cells = [c for c in args.cells.split(",") if c] or None
+    if not args.wait and not args.connection_file:
+        ap.error("a connection file is needed (or --wait)")
     # The verdicts go to the original stdout; everything else this process prints (a test, a
     # library, a value of the student's) goes to stderr, so nothing can forge a verdict line.
     out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    cells = [c for c in args.cells.split(",") if c] or None
+    connection_file, timeout, hidden_seen = args.connection_file, args.timeout, args.hidden_seen
+    if args.wait:
+        warm(args.lesson)
+        try:
+            req = json.loads(sys.stdin.readline() or "null")
+            connection_file = str(req["connection_file"])
+            cells = [str(c) for c in req.get("cells") or []] or None
+            timeout = float(req.get("timeout", timeout))
+            hidden_seen = bool(req.get("hidden_seen"))
+        except (ValueError, TypeError, KeyError):
+            return 0  # no request (the caller no longer needs this process)
     try:
-        channel = Channel(args.connection_file, timeout=args.timeout)
+        channel = Channel(connection_file, timeout=timeout)
     except (ChannelError, Exception) as err:  # noqa: BLE001
         print(json.dumps({"error": f"{type(err).__name__}: {err}"}), file=out, flush=True)
         return 2
     try:
-        for v in run_lesson(channel, args.lesson, cells, args.timeout, args.hidden_seen):
+        for v in run_lesson(channel, args.lesson, cells, timeout, hidden_seen):
             print(json.dumps(asdict(v)), file=out, flush=True)
     finally:
         channel.close()
