@@ -190,13 +190,14 @@ def _merge(lesson: str, student: str, src_url: str, dst_url: str) -> None:
 CANARIES = {"canary+solution": "source_notebooks", "canary+empty": "release"}
 
 
-def preflight(lesson: str, root: Path, extra: list[str], wall_s: int) -> str | None:
+def preflight(lesson: str, root: Path, extra: list[str], wall_s: int,
+              workers: int = 2) -> str | None:  # fmt: skip
     """Grade the instructor's solution and the untouched release in the same sandbox with the same
-    settings as the class; None when they score full marks and zero, else why the class must not
-    be graded (an environment where the sandbox cannot import ``helpers`` grades every student as
-    if they had written nothing)."""
-    problems = []
-    for sid, folder in CANARIES.items():
+    settings as the class (side by side when there are two workers); None when they score full
+    marks and zero, else why the class must not be graded (an environment where the sandbox
+    cannot import ``helpers`` grades every student as if they had written nothing)."""
+
+    def canary(sid: str, folder: str) -> str | None:
         dest = root / "submitted" / sid / lesson
         try:
             dest.mkdir(parents=True, exist_ok=True)
@@ -213,12 +214,17 @@ def preflight(lesson: str, root: Path, extra: list[str], wall_s: int) -> str | N
                 shutil.rmtree(root / top / sid, ignore_errors=True)
         score, top = rec.get("score"), rec.get("max_score")
         if not rec["ok"] or score is None:
-            problems.append(f"{sid}: grading failed ({rec.get('reason')})")
-        elif sid == "canary+solution" and score != top:
+            return f"{sid}: grading failed ({rec.get('reason')})"
+        if sid == "canary+solution" and score != top:
             errs = "; ".join(rec.get("errors", [])[:3]) or "no error shown"
-            problems.append(f"the instructor's solution scored {score:g}/{top:g} ({errs})")
-        elif sid == "canary+empty" and score != 0:
-            problems.append(f"the untouched release scored {score:g}/{top:g} (it must score 0)")
+            return f"the instructor's solution scored {score:g}/{top:g} ({errs})"
+        if sid == "canary+empty" and score != 0:
+            return f"the untouched release scored {score:g}/{top:g} (it must score 0)"
+        return None
+
+    with ThreadPoolExecutor(max(1, min(workers, len(CANARIES)))) as pool:
+        found = list(pool.map(lambda kv: canary(*kv), CANARIES.items()))
+    problems = [p for p in found if p]
     if not problems:
         return None
     return ("preflight failed, no student was graded: " + "; ".join(problems) + ". Fix: check "
@@ -266,7 +272,7 @@ def autograde(
     if check:
         print(f"preflight: grading the solution and the untouched release of {lesson} "
               "in the same sandbox", flush=True)  # fmt: skip
-        why = preflight(lesson, root, extra, nb_limit + BACKSTOP_S)
+        why = preflight(lesson, root, extra, nb_limit + BACKSTOP_S, workers)
         if why:
             raise SystemExit(why)
         print("preflight: solution full marks, release zero", flush=True)
