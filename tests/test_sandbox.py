@@ -82,6 +82,23 @@ except OSError as err:
 """
 
 
+# A fork bomb, bounded (at most 600 processes, each sleeping an hour): the sandbox's process cap
+# stops it first (RLIMIT_NPROC; as root, where that does not bind, a pids cgroup).
+FORK_BOMB = """
+import os
+kids = 0
+try:
+    for i in range(600):
+        pid = os.fork()
+        if pid == 0:
+            os.execv("/bin/sleep", ["sleep-MARK_", "3600"])  # the mark in its command line
+        kids += 1
+except OSError as err:
+    print("stopped:", err.strerror)
+print("STARTED", kids, "children")
+raise RuntimeError(f"fork bomb: {kids} children started")
+"""
+
 CELLS = {
     "read_sources": """
 import glob, os, sys
@@ -136,17 +153,7 @@ for i in range(20):
     subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", "MARK_"],
                      start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 """,
-    "fork_bomb": """
-import os, time
-kids = 0
-for i in range(600):  # bounded: at most 600 processes, each sleeping
-    pid = os.fork()
-    if pid == 0:
-        os.execv("/bin/sleep", ["/bin/sleep", "3600", "MARK_"])
-    kids += 1
-print(kids, "children")
-raise RuntimeError(f"fork bomb: {kids} children started")
-""",
+    "fork_bomb": FORK_BOMB,  # how many it started: test_the_fork_bomb_stopped_at_the_process_cap
     "memory_bomb": """
 import numpy as np
 blocks = []
@@ -476,6 +483,9 @@ def attacked(tmp_path_factory, listener):
         for k, v in fill.items():
             code = code.replace(k, v)
         subs[f"x_{name}"] = (_with_cell(code), full)
+    # the fork bomb's sleeping children hold the whole process cap, so its kernel cannot start the
+    # thread that serves the grader's calls: graded fail-closed, zero on every test cell
+    subs["x_fork_bomb"] = (subs["x_fork_bomb"][0], S.expected_points(LESSON, set(info.test_cells)))
     for cell in subs["x_leak_hook"][0].cells:
         if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
             cell.source += "\n_leak()\n"
@@ -551,6 +561,20 @@ def test_the_floods_in_the_class_run_stopped_at_their_caps(attacked):
     assert set(wrote) == {"ipc", "shm", "tmp"}, text
     assert wrote["ipc"] <= limits.ipc_kb * 1024 and wrote["shm"] <= limits.shm_mb * 2**20, wrote
     assert wrote["tmp"] <= limits.tmp_mb * 2**20, wrote
+
+
+def test_the_fork_bomb_stopped_at_the_process_cap(attacked):
+    from course.grading import sandbox
+
+    course, *_ = attacked
+    nb = course.root / "autograded" / "x_fork_bomb" / LESSON / f"{LESSON}.ipynb"
+    text = "".join(o.get("text", "") for c in nbformat.read(nb, 4).cells
+                   for o in c.get("outputs", []))  # fmt: skip
+    started = [int(n) for n in re.findall(r"STARTED (\d+) children", text)]
+    assert started and started[0] < sandbox.Limits().processes, text[-2000:]
+    errors = " ".join(o.get("evalue", "") for c in nbformat.read(nb, 4).cells
+                      for o in c.get("outputs", []))  # fmt: skip
+    assert "unable to serve them" in errors, errors[-1000:]
 
 
 def test_tampering_inside_the_kernel_earns_nothing_the_bug_alone_does_not(attacked):

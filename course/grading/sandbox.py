@@ -55,7 +55,7 @@ class Limits:
     """Per-kernel limits (defaults in course/nbgrader_config.py, ``c.GuardedExecute.*``)."""
 
     memory_mb: int = 4096  # RLIMIT_AS of the kernel and each process it starts
-    processes: int = 256  # RLIMIT_NPROC (see INSTRUCTOR.md: not enforced when grading as root)
+    processes: int = 256  # RLIMIT_NPROC; as root (exempt from it) a pids cgroup, ``pids_cgroup``
     file_mb: int = 256  # RLIMIT_FSIZE: largest file it may write
     open_files: int = 1024  # RLIMIT_NOFILE
     workdir_mb: int = 1024  # tmpfs size of its working directory
@@ -121,9 +121,50 @@ def _system_mounts() -> list[str]:
     return args
 
 
+def pids_cgroup(processes: int) -> Path | None:
+    """Where the grader runs as root, RLIMIT_NPROC does not bind (Linux exempts uid 0, and the
+    sandbox's uid maps to it): a fresh cgroup (v1 ``pids`` hierarchy, under this process's own)
+    whose ``pids.max`` is ``processes``, for everything the sandbox starts. None when not root, or
+    when no pids hierarchy can be written here (then INSTRUCTOR.md's systemd-run line applies)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    try:
+        own = next(line.split(":", 2)[2].strip() for line in
+                   Path("/proc/self/cgroup").read_text().splitlines()
+                   if line.split(":", 2)[1].split(",").count("pids"))  # fmt: skip
+        base = Path("/sys/fs/cgroup/pids") / own.lstrip("/")
+        path = Path(tempfile.mkdtemp(prefix="course-sandbox-", dir=base))
+        (path / "pids.max").write_text(str(processes))
+    except (OSError, StopIteration, IndexError):
+        return None
+    return path
+
+
+def remove_cgroup(path: Path) -> None:
+    """Kill what is left in a sandbox's cgroup and remove it (best effort)."""
+    import signal
+
+    for _ in range(50):
+        try:
+            pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            path.rmdir()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
 def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
-                  lesson_dirs: list[Path] = ()) -> list[str]:  # fmt: skip
-    """The full argv: bubblewrap, mounts, environment, limits, then ``kernel_cmd``."""
+                  lesson_dirs: list[Path] = (), cgroup: Path | None = None) -> list[str]:  # fmt: skip
+    """The full argv: bubblewrap, mounts, environment, limits, then ``kernel_cmd``; with
+    ``cgroup`` (``pids_cgroup``), a shell first moves itself into it, then becomes the rest."""
     bw = bwrap_path()
     if bw is None:
         raise RuntimeError(f"grading sandbox: bubblewrap (bwrap) is not installed; fix: {FIX}")
@@ -170,7 +211,11 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
     # bubblewrap itself starts with the same short environment: the sandbox's pid 1 is a fork of
     # it, and its /proc/1/environ would otherwise show the grader's environment to the student.
     clean = [shutil.which("env") or "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items())]
-    return clean + args + ["/bin/sh", "-c", inner]
+    enter = []
+    if cgroup is not None:  # before bubblewrap starts: every process after it is counted
+        enter = ["/bin/sh", "-c", 'echo $$ > "$1" || exit 1; shift; exec "$@"', "course-cgroup",
+                 str(cgroup / "cgroup.procs")]  # fmt: skip
+    return enter + clean + args + ["/bin/sh", "-c", inner]
 
 
 def sandbox_init(bwrap_pid: int, wait_s: float = 10.0) -> int | None:
@@ -214,6 +259,9 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
             self.connection_file = os.path.join(self._sandbox_dir, "kernel.json")
             self._empty_cwd = tempfile.mkdtemp(prefix="nbg-cwd-")
             weakref.finalize(self, shutil.rmtree, self._empty_cwd, True)
+            self._cgroup = pids_cgroup(limits.processes)
+            if self._cgroup is not None:
+                weakref.finalize(self, remove_cgroup, self._cgroup)
 
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             """Launch, then point this manager (and every client it makes) at the kernel's sockets
@@ -239,6 +287,6 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
             cmd = super().format_kernel_cmd(extra_arguments)
             cwd = (self._launch_args or {}).get("cwd") or self._empty_cwd
             return bwrap_command(cmd, str(Path(cwd).resolve()), self._sandbox_dir, limits,
-                                 lesson_dirs)  # fmt: skip
+                                 lesson_dirs, self._cgroup)  # fmt: skip
 
     return SandboxedKernelManager
