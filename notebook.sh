@@ -72,7 +72,7 @@ fi
 [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] ||
   die "--port must be a number between 1 and 65535, got '$port'" "./notebook.sh $lesson --port 8890"
 
-# --- hand in: validate, then one zip per student that `instructor.py collect` reads -----------------
+# --- hand in: validate, then one zip per student that the instructor's collect step reads ---------
 if [ "$submit" = 1 ]; then
   nbfile="$WORKSPACE/$lesson/$lesson.ipynb"
   [ -f "$nbfile" ] || die "you have no copy of lesson $lesson yet (nothing to submit)" \

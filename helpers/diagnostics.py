@@ -1,6 +1,6 @@
 """The run dashboard: per step, every axis a run measures, in one table.
 
-Seed 000, step 9.4.5 ("a minimum dashboard"): one mean reward is not evidence of a good update, so a
+Lesson section 9.4.5 ("a minimum dashboard"): one mean reward is not evidence of a good update, so a
 run logs several independent axes - data and verification (reward components, parse failures,
 informative-group rate), policy and optimisation (entropy, KL, ratios, clip fractions, rollout age
 and reuse), responses (pass@k, length, EOS/truncation, diversity) and system (generated tokens,
@@ -21,7 +21,7 @@ Division of labour, and the departure from a logging library:
   ``record``: ``rollout_age`` (optimizer steps between the policy that sampled the batch and the one
   being updated), ``reuse`` (update passes over this batch so far), ``peak_mem_mb``
   (``peak_memory_mb()`` reads it).
-- ``warnings(history)`` applies a few stopping-rule checks from step 9.4.2 to whatever keys exist.
+- ``warnings(history)`` applies a few stopping-rule checks of section 9.4.2 to whatever keys exist.
   They are prompts to look at samples, not verdicts; thresholds are arguments.
 
 A ``Rollout`` holds NumPy arrays (lessons 9.1-9.4 grade NumPy functions); ``Rollout.from_sample``
@@ -296,7 +296,7 @@ def summarize(history: dict[str, list]) -> dict[str, dict[str, float]]:
     return out
 
 
-# --- stopping-rule checks (seed 000, step 9.4.2) -------------------------------------------------
+# --- stopping-rule checks (lesson 9.4, section 9.4.2) --------------------------------------------
 
 
 def _first(history: dict[str, list], *names: str) -> tuple[str, np.ndarray] | None:

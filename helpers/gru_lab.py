@@ -1,12 +1,12 @@
 """The CPU lab engine: a GRU policy trained by a clipped group-relative update on arithmetic.
 
-Seed 000, step 9.5.4: "a small but genuine autoregressive model" (embedding -> GRU -> LM head,
+Lesson 9.5, section 9.5.4: "a small but genuine autoregressive model" (embedding -> GRU -> LM head,
 ``helpers.policies.GRUPolicy``) answers addition prompts token by token under a constrained
 grammar; a versioned verifier scores correctness, intermediate consistency and format separately;
 each prompt gets a group sampled by a frozen *old* policy; the current policy takes several clipped
 update epochs on that batch; a frozen *reference* (the initial weights) gives teacher-forced KL
 diagnostics; held-out combinations, pass@k and prompt-level coverage are measured by fresh
-generation. The fixed smoke profile reproduces the seed's failure pattern: mean training accuracy
+generation. The fixed smoke profile reproduces the lesson's failure pattern: mean training accuracy
 rises while entropy and pass@4 fall, successes concentrate on fewer prompts and held-out transfer
 collapses.
 
@@ -42,7 +42,7 @@ generated tokens up to and including ``<eos>``)::
 
 All log-probs are those of the behaviour distribution (temperature and grammar mask applied).
 
-How the lab departs from the seed and from a real run:
+How the lab departs from the description above and from a real run:
 
 1. A pretraining phase on a noisy corpus (a fraction of carry answers drop the carry, other answers
    get +-1 errors) makes a policy that starts diverse with moderate accuracy. Real RLVR starts
@@ -76,8 +76,8 @@ from helpers.sampling import GroupSample, sample_groups
 from helpers.tasks import Task
 from helpers.verifiers import Verdict, Verifier
 
-# The smoke profile's history as the instructor's reference functions produced it (written by
-# course/make_lab_history.py); shipped with the library so lessons 9.4 and 9.5 can read it.
+# The smoke profile's history as the instructor's reference functions produced it (written by the
+# instructor's lab-history script); shipped with the library so lessons 9.4 and 9.5 can read it.
 SMOKE_HISTORY = Path(__file__).resolve().parent / "data" / "gru_lab_smoke.json"
 
 LAB_VERSION = "1.0"
@@ -468,7 +468,7 @@ class LabResult:
 
 
 def failure_pattern(history: dict[str, list], k: int = 4) -> dict[str, bool]:
-    """The seed's five warning signs, first vs last evaluation point.
+    """The lab's five warning signs, first vs last evaluation point.
 
     accuracy_up: train sampled accuracy rose; entropy_down: train-prompt entropy fell;
     pass_at_k_down: train pass@k fell; concentration_up: train successes concentrated on fewer

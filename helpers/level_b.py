@@ -20,8 +20,8 @@ One code path, two models (the model id is a parameter):
 
 How this departs from the course's own loops (lesson 9.5's GRU and BaseLM labs):
 
-1. The loss, advantages, clipping and KL are TRL's, not the course's. ``tests/test_trl_equivalence.py``
-   proves that the course's reference losses equal TRL's ``_compute_loss`` on identical inputs for
+1. The loss, advantages, clipping and KL are TRL's, not the course's. The course's TRL-equivalence
+   test proves that its reference losses equal TRL's ``_compute_loss`` on identical inputs for
    every variant used here, and names the conventions where they differ (TRL's group std divides by
    G - 1 and adds eps = 1e-4; lesson 9.2 uses G and 1e-6).
 2. The dashboard is filled from TRL's logged metrics (``history_to_dashboard``), not recomputed:
@@ -462,7 +462,7 @@ def grpo_kwargs(cfg: LevelBConfig) -> dict[str, Any]:
         "repetition_penalty": cfg.repetition_penalty,
         "mask_truncated_completions": cfg.mask_truncated_completions,
         "generation_kwargs": None,  # nothing beyond the sampling fields above
-        "use_vllm": cfg.use_vllm,  # False: model.generate (level C: vLLM, see LEVEL_C.md)
+        "use_vllm": cfg.use_vllm,  # False: model.generate (level C would use vLLM)
         "use_transformers_continuous_batching": False,
         # batch geometry
         "per_device_train_batch_size": cfg.per_device_train_batch_size,

@@ -1,11 +1,11 @@
 """LoRA adapters on a causal LM through peft, seeded, with a report of what is trainable.
 
-Seed 003's policy is BaseLM with rank-8 adapters on the attention query/value projections and every
+The BaseLM lab's policy: BaseLM with rank-8 adapters on the attention query/value projections, every
 base weight frozen; only the adapters get gradients and optimizer state. A LoRA layer replaces
 ``W x`` by ``W x + (alpha / r) * B A x`` with A (r, d_in) drawn at random and B (d_out, r) zero, so
 the adapted model starts exactly equal to the base model (a zero delta).
 
-Seed 003 also warns about "changing initialization between verifier comparisons": two runs that
+The lab also warns about "changing initialization between verifier comparisons": two runs that
 must differ only in their reward have to start from the same adapter basis. ``add_lora`` therefore
 draws A from its own ``seed`` (inside a forked RNG: the global torch RNG is not touched), so the
 same seed gives the same A matrices. ``adapter_state`` and ``base_state_hash`` let a test or a

@@ -1,6 +1,6 @@
 """Run passports: what a run was, written down before it starts, so another run can be compared.
 
-Seed 000, steps 9.5.1-9.5.2: a reproducible run records its data and verifier contract and its
+Lesson 9.5, sections 9.5.1-9.5.2: a reproducible run records its data and verifier contract and its
 rollout/update settings; "the defaults of the library version I remember" is not a record. Here a
 passport is one JSON object:
 
@@ -11,7 +11,7 @@ passport is one JSON object:
     hashes        sha256 of given files and tensors (an artifact, a LoRA state, a task list)
     extra         anything the caller adds (the train_step's name, the task split rule, ...)
 
-Departures from the seed: the rollout passport (per-rollout tokens, old log-probs, rewards) is not
+Departures from the lesson: the rollout passport (per-rollout tokens, old log-probs, rewards) is not
 stored here; a run keeps its rollouts in memory and ``diagnostics.Dashboard`` keeps the per-step
 numbers. A hash is the first 16 hex digits of sha256: enough to tell runs apart, short enough to read.
 """

@@ -1,7 +1,7 @@
 """Matplotlib figures of a run: its history, the grouped dashboard, and one step's groups.
 
-Seed 000, step 9.4.5 asks for several independent axes read side by side; seed 003 asks that a
-skipped step's missing KL/entropy show as a gap, not a zero. Every function here returns a
+Section 9.4.5 reads several independent axes side by side, and the BaseLM lab (lesson 9.5) shows a
+skipped step's missing KL/entropy as a gap, not a zero. Every function here returns a
 ``Figure`` and never calls ``plt.show()``: in Jupyter the returned figure renders once (as the cell's
 value); in a script or a test (Agg) nothing is displayed. Figures are closed in pyplot's registry
 before they are returned, so a loop that makes many does not leak them.

@@ -1,6 +1,6 @@
 """The small GRU policy of the CPU lab, and the character tokenizer it reads.
 
-Seed 000's practice (step 9.5.4) trains "a small but genuine autoregressive model: an embedding
+The CPU lab (section 9.5.4) trains "a small but genuine autoregressive model: an embedding
 layer, a GRU, and a language-model head" under a constrained grammar. This module builds that model
 so it speaks the same calling convention as a Hugging Face causal LM, which is all the group sampler
 (``helpers.sampling``) relies on:

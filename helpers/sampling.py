@@ -1,12 +1,12 @@
 """The group sampler: k completions per prompt, with the behaviour policy's own log-probabilities.
 
-Seed 003's ``sample_group(model, tokenizer, prompt, k)`` draws k stochastic completions of one
-prompt and marks the prompt/completion boundary. Seed 000 (step 9.2.1) adds the contract that makes
+``sample_group(model, tokenizer, prompt, k)`` draws k stochastic completions of one prompt and
+marks the prompt/completion boundary. Lesson 9.2 (section 9.2.1) adds the contract that makes
 those samples usable as a rollout record: the log-probability stored for each action must be the
 one of the *actual* behaviour distribution, after temperature, the allowed-token mask and
 top-k/top-p, because it is the denominator of every importance ratio computed later.
 
-How this sampler departs from seed 003's readable, uncached decoding loop:
+How this sampler departs from a readable, uncached decoding loop:
 
 1. KV cache. The prompt is run once; every later step feeds one new token per row and reuses the
    model's cache (a ``DynamicCache`` for an HF model, the hidden state for the GRU policy).
@@ -17,12 +17,12 @@ How this sampler departs from seed 003's readable, uncached decoding loop:
 3. Behaviour log-probs stored. ``GroupSample.logprobs`` holds log pi_behaviour(token) under the
    transformed distribution that was sampled from, so a trainer never has to guess which decoding
    parameters were in force. The decoding parameters are kept in ``GroupSample.decoding``.
-4. Any temperature. Seed 003 fixes temperature 1.0 so that untempered rescoring matches generation;
+4. Any temperature. The BaseLM lab fixes temperature 1.0 so that untempered rescoring matches it;
    here other temperatures, top-k/top-p and grammar masks are allowed *because* their log-probs are
    stored. ``temperature=0`` is greedy decoding: the behaviour policy is then deterministic and the
    stored log-prob of each chosen token is 0.0 (= log 1).
 
-5. Speed (``bench/bench_sampler.py``, BENCHMARKS.md): each distinct prompt is prefilled once and
+5. Speed (measured by the course's sampler benchmark): each distinct prompt is prefilled once and
    its KV cache repeated k times; with no left padding no attention mask is passed; positions are
    counted on rather than recomputed; a fixed ``allowed_tokens`` mask is checked once; the LM
    head runs on the last prompt column only. None of these changes what is sampled. Use one torch

@@ -1,11 +1,11 @@
 """Task families for the module: prompts with a checkable reference answer, made from a seed.
 
-Three families (seed 003's `arithmetic_choice_task` / `format_task`, plus seed 000's free-response
-arithmetic for the verifier lesson):
+Three families (the BaseLM lab's `arithmetic_choice_task` / `format_task`, plus free-response
+arithmetic for the verifier lesson, 9.1):
 
 - ``arithmetic_choice``: a two-digit addition with two numeric options, one of them the sum.
   Two options keep a checkable arithmetic decision while a small base model still produces both
-  successes and failures inside a group (free response was almost always all-wrong in seed 003).
+  successes and failures inside a group (free response was almost always all-wrong for BaseLM).
 - ``format``: the prompt ends with the opening ``{"answer":`` of a JSON object; completing it into a
   valid object is the success criterion (see ``verifiers.verify_format``).
 - ``arithmetic``: free-response addition/subtraction whose answer may be an integer or a fraction,

@@ -1,9 +1,10 @@
 """The simplified-GRPO trainer scaffold of the BaseLM lab: plumbing around a step you write.
 
-Seed 003's ``GRPOTrainer``: sample a group of K completions per prompt at temperature 1, score each
-with a verifier, turn rewards into group-relative advantages, and update a LoRA policy on the
-informative groups with a KL leash to a frozen reference; evaluate by greedy generated pass rate on
-held-out prompts, with an optional second verifier for the sloppy-verifier audit.
+The BaseLM lab's ``GRPOTrainer`` (lesson 9.5, part 2): sample a group of K completions per prompt
+at temperature 1, score each with a verifier, turn rewards into group-relative advantages, and
+update a LoRA policy on the informative groups with a KL leash to a frozen reference; evaluate by
+greedy generated pass rate on held-out prompts, with an optional second verifier for the
+sloppy-verifier audit.
 
 What is here and what is not. The step itself - advantages, completion log-probs, the loss, the
 skip rule - is graded in lesson 9.5, so the trainer does not contain it: you pass your own
@@ -12,14 +13,14 @@ the optimizer over the trainable (LoRA) parameters only, the seeded generator an
 ``sample`` / ``score`` / ``update`` helpers for the step, the loop with its history and progress bar,
 the reference-unchanged check, evaluation, and the run passport.
 
-Departures from seed 003:
+Departures from the plain one-loop trainer the lab describes:
   1. The step is a function argument rather than a method to fill in, so the graded code stays in
      the notebook and this file is never a solution.
   2. Rollouts are sampled under ``torch.no_grad`` rather than ``inference_mode``: their tensors feed
      the update's forward pass, and inference tensors cannot be saved for backward.
   3. Sampled entropy is the mean negative behaviour log-prob of the sampled tokens (from the
      sampler), not a rescoring; KL and entropy are NaN on a step that measured nothing.
-  4. Several prompts per step (``prompts_per_step``) are allowed; seed 003 used one.
+  4. Several prompts per step (``prompts_per_step``) are allowed; the plain loop uses one.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 # Create .venv with Python 3.11 and install the locked dependencies plus the helpers package, once.
-# Sourced by notebook.sh (the student's set: requirements.lock) and test.sh (COURSE_DEPS=dev: the
-# student's set plus tests, lint, mutation testing and JupyterHub, requirements-dev.lock). Both
-# locks are made by scripts/lock.sh. Re-installs only when the lock or pyproject.toml change (a stamp
-# inside .venv records which set and their hash); a venv with the dev set serves a student too.
+# Sourced by notebook.sh (the student's set: requirements.lock) and, in the instructor's repository,
+# by its test runner (COURSE_DEPS=dev: the student's set plus tests, lint, mutation testing and
+# JupyterHub, from the dev lock). The course's lock script makes both locks. Re-installs only when
+# the lock or pyproject.toml change (a stamp inside .venv records which set and their hash); a venv
+# with the dev set serves a student too.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${COURSE_VENV:-$ROOT/.venv}"

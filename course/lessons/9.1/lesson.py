@@ -464,7 +464,8 @@ print(f"step 0: pi_j (R_j - J) = {_pi0[1] * _adv0[1]:.5f}  <  sum_k pi_k^2 (R_k 
 # 7. a configuration hash, so that a later run can replay or compare.
 #
 # The reference verifiers carry a `.passport`: items 1-4 and 7 as data, the categories in
-# `CATEGORIES`. The tests (item 5) live in `tests/test_verifiers.py`, and the reference answers'
+# `CATEGORIES`. The tests (item 5) are the course's own verifier tests, which the instructor runs
+# (they are not part of your bundle), and the reference answers'
 # version is the task generator's (`helpers/tasks.py` plus seed), so a run passport records those
 # next to it. Changing one tolerance changes the hash:
 

@@ -494,7 +494,7 @@ assert math.isclose(_out, 0.5), (
 # probability already rose by more than $\epsilon_{\text{high}}$) is sign 5 above; a large **low**
 # fraction says negative tokens are being pushed down hard.
 #
-# **TRL 1.16's definitions** [9.4-3] (read in `trainer/grpo_trainer.py`, `_compute_loss`):
+# **TRL 1.16's definitions** [9.4-3] (read in `trl/trainer/grpo_trainer.py`, `_compute_loss`):
 # `is_low_clipped = (coef_1 < 1 - epsilon_low) & (advantages < 0)`,
 # `is_high_clipped = (coef_1 > 1 + epsilon_high) & (advantages > 0)`,
 # `is_region_clipped = low | high`, each averaged over active tokens (summed over processes, divided by
@@ -1086,7 +1086,8 @@ plt.show()
 LAB_JSON = SMOKE_HISTORY  # shipped with helpers/, wherever this copy runs
 if not LAB_JSON.exists():
     raise FileNotFoundError(
-        f"{LAB_JSON} is missing; regenerate it with: python course/make_lab_history.py"
+        f"{LAB_JSON} is missing: it ships in the helpers/ folder of the course bundle. Extract"
+        " the bundle again (or reinstall helpers from it), or ask your instructor for the file."
     )
 record = json.loads(LAB_JSON.read_text())
 hist, passport = record["history"], record["passport"]

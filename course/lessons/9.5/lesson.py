@@ -26,8 +26,8 @@
 # $-\widehat A_i\log\pi_\theta(o_i)$ plus a KL leash. Both are "GRPO" in the literature; each run's
 # passport says which one it is.
 #
-# **Time** (measured by `course/make_baselm_lab_record.py` on the course's 2-core CPU when it was
-# quiet; see the "BaseLM lab" section of BENCHMARKS.md): the required part takes about 164 s of
+# **Time** (measured when the instructor recorded the lab [9.5-11], on the course's 2-core CPU
+# while it was quiet): the required part takes about 164 s of
 # computation (GRU lab about 20 s, each 250-step BaseLM run about 45 s), the optional BaseLM
 # experiments 44 s and 12 s; a laptop that is busy with other work can take several times as long.
 # With `COURSE_SMOKE=1` every run is shortened; under the autograder the labs are skipped and only
@@ -77,7 +77,7 @@ np.set_printoptions(precision=4, suppress=True)
 torch.set_num_threads(min(2, os.cpu_count() or 1))  # the course's laptop: 2 cores
 
 # Where this lesson's runs write their passports and histories: ./runs next to your notebook.
-# (The instructor's copies in source_notebooks/ and release/ write to a temporary folder instead,
+# (A copy run inside the course's source_notebooks or release folder writes to a temporary folder,
 # so that executing them never adds files to the course tree.)
 RUN_DIR = Path.cwd() / "runs"
 if Path.cwd().parent.name in ("source_notebooks", "release"):
@@ -678,9 +678,8 @@ assert off["rho*k3"][1] < 1e-8 and min(off["k3"][1:3]) > 0.05  # plain k3: neith
 # - **Level B (TRL):** TRL 1.16 multiplies the per-token $k_3$ by the token ratio when
 #   `use_bias_correction_kl=True`, its default; the gradient is then per token that of
 #   $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$, on every pass. Level B sets it to `False` on purpose,
-#   so that TRL computes exactly the course's objective (the equivalence proof in
-#   `course/level_b/EQUIVALENCE.md` covers both settings); its T4 profile has $\beta=0$, where the flag
-#   changes nothing [9.5-15].
+#   so that TRL computes exactly the course's objective (the course's equivalence proof against TRL
+#   covers both settings); its T4 profile has $\beta=0$, where the flag changes nothing [9.5-15].
 #
 # A student who writes `kl_coef * k1` gets a leash whose expected pull is zero; one who detaches
 # `logp` inside the KL gets no pull at all. The logged value looks the same in both cases.
@@ -1847,8 +1846,8 @@ if RUN_BASELM:
     plt.show()
 
 # %% [markdown]
-# **What the course's record shows** (`python course/make_baselm_lab_record.py`, the lab run with
-# seeds 0, 1 and 2 on the course's CPU; registry [9.5-11]). The main run's held-out greedy pass
+# **What the course's record shows** (the instructor's run of this lab with the reference solutions
+# on seeds 0, 1 and 2 on the course's CPU; registry [9.5-11]). The main run's held-out greedy pass
 # rate, with its paired interval: seed 0: 0.61 -> 0.93 (+0.32 [+0.25, +0.39]); seed 1: 0.61 -> 0.95
 # (+0.34 [+0.27, +0.41]); seed 2: 0.61 -> 0.96 (+0.35 [+0.28, +0.42]). The sloppy-verifier run found
 # the exploit on every seed: exploiting completions seed 0: 0.86; seed 1: 0.35; seed 2: 0.93 of the
@@ -1862,8 +1861,8 @@ if RUN_BASELM:
 # the same loop with a tighter rule learned the property. The exploit is reachable here because
 # BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
 # learning rate amplify them before the honest skill wins the race (at lr 3e-3 the honest skill won
-# on one seed of three in the course's probes, `course/probes/baselm_lab_settings/`); a shorter run, or another
-# seed or CPU, may find nothing, and "not found in N steps" is all such a run can say.
+# on one seed of three in the instructor's probes); a shorter run, or another seed or CPU, may find
+# nothing, and "not found in N steps" is all such a run can say.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
@@ -1970,9 +1969,10 @@ else:
 #
 # **Three choices against TRL's defaults.**
 # - `use_bias_correction_kl=False` (TRL: `True`): TRL then computes the course's per-token $k_3$,
-#   the objective proved equal in `EQUIVALENCE.md`. With `True` the KL term is weighted by the
-#   token ratio and its gradient becomes that of $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ (part 1's
-#   gradient contract) [9.5-14] [9.5-15]. The T4 profile has $\beta=0$, where the flag changes nothing.
+#   the objective the course proves equal to TRL's (see `helpers/level_b.py`). With `True` the KL
+#   term is weighted by the token ratio and its gradient becomes that of
+#   $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ (part 1's gradient contract) [9.5-14] [9.5-15]. The T4
+#   profile has $\beta=0$, where the flag changes nothing.
 # - `mask_truncated_completions=True` (TRL: `False`): a completion cut at the 128-token cap has no
 #   final answer, and scoring it 0 would push down every token of what may be a sound but unfinished
 #   derivation. TRL's mask differs from lesson 9.4's bandit "mask": the truncated completion's reward
@@ -1993,8 +1993,9 @@ else:
 # the set-up cell printed below into a new first cell and run it once (it installs the versions the
 # course was tested with and the `helpers` package), then set `RUN_REAL_MODEL = True` in the next
 # cell: that one flag switches the model to Qwen/Qwen3-0.6B and the profile to the T4 one (fp16,
-# since a T4 has no bf16). `course/level_b/` holds the memory and time estimate (unverified until
-# measured on a GPU), the loss-equivalence table against TRL, and level C on paper.
+# since a T4 has no bf16). The course's level-B notes (the memory and time estimate, unverified
+# until measured on a GPU; the loss-equivalence table against TRL; level C on paper) stay with the
+# instructor: ask for them if you plan a GPU run.
 
 # %%
 try:
