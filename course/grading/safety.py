@@ -299,6 +299,10 @@ def make_safety_classes():
             except OSError:  # it died before reading the request (its memory cap, a signal)
                 proc.kill()
                 out = proc.communicate()[0]
+            finally:  # never left running (an interrupt in communicate included)
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
             out = out or ""
             timed_out = False
             for line in out.splitlines()[: len(pending) + 1]:

@@ -134,8 +134,12 @@ def pids_cgroup(processes: int) -> Path | None:
                    if line.split(":", 2)[1].split(",").count("pids"))  # fmt: skip
         base = Path("/sys/fs/cgroup/pids") / own.lstrip("/")
         path = Path(tempfile.mkdtemp(prefix="course-sandbox-", dir=base))
-        (path / "pids.max").write_text(str(processes))
     except (OSError, StopIteration, IndexError):
+        return None
+    try:
+        (path / "pids.max").write_text(str(processes))
+    except OSError:
+        remove_cgroup(path)
         return None
     return path
 
@@ -196,6 +200,10 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
     )
     args += ["--ro-bind", str(Path(ipc_dir) / "seed") if course_like else cwd, "/run/seed"]
     args += ["--size", str(limits.workdir_mb * MiB), "--tmpfs", cwd, "--chdir", cwd]
+    # last: bubblewrap's own root and /dev are tmpfs mounts without a size cap, writable by the
+    # student; read-only, only the capped mounts above take writes (devices such as /dev/null
+    # still work)
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     rl = [
         "prlimit",
         f"--as={limits.memory_mb * MiB}",
@@ -218,11 +226,12 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
     return enter + clean + args + ["/bin/sh", "-c", inner]
 
 
-def sandbox_init(bwrap_pid: int, wait_s: float = 10.0) -> int | None:
+def sandbox_init(bwrap_pid: int, wait_s: float = 10.0, exited=lambda: False) -> int | None:
     """The host pid of the sandbox's init (bubblewrap's child, pid 1 of the sandbox), whose
-    ``/proc/<pid>/root`` is the sandbox's root; None when it does not appear within ``wait_s``."""
+    ``/proc/<pid>/root`` is the sandbox's root; None when it does not appear within ``wait_s``
+    or bubblewrap has exited (``exited()``)."""
     end = time.monotonic() + wait_s
-    while time.monotonic() < end:
+    while time.monotonic() < end and not exited():
         try:
             kids = Path(f"/proc/{bwrap_pid}/task/{bwrap_pid}/children").read_text().split()
         except OSError:
@@ -269,8 +278,11 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
             ``connection_file`` becomes a copy for the grader's side (``client.json``, with that
             path and ``course_sandbox_root``); the kernel keeps reading its own."""
             await super()._async_launch_kernel(kernel_cmd, **kw)
-            init = sandbox_init(self.provisioner.pid)
+            proc = self.provisioner.process
+            init = sandbox_init(self.provisioner.pid, exited=lambda: proc.poll() is not None)
             if init is None:
+                proc.kill()
+                proc.wait()
                 raise RuntimeError("grading sandbox: the sandbox's init process did not start")
             root = f"/proc/{init}/root"
             with open(self.connection_file) as f:
