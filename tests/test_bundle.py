@@ -180,6 +180,32 @@ def test_bundle_mentions_only_files_it_has(student_bundle):
     )
 
 
+# Tool pragmas: the formatter's and the linters' markers. Lesson sources are exempt from the
+# formatter (pyproject.toml, [tool.ruff.format]) so none is needed in a student's notebook.
+PRAGMA = re.compile(r"#\s*(?:fmt:|noqa\b|type:\s*ignore|pylint:|pragma:)", re.I)
+
+
+@pytest.mark.parametrize(
+    "line, hit",
+    [("x = 1  # fmt: skip", True), ("# fmt: off", True), ("import os  # noqa: F401", True),
+     ("y = f(x)  # type: ignore[arg-type]", True), ("#pylint: disable=x", True),
+     ("print(f'R_format={fmt:.0f}')", False), ("# the format: one case per line", False)],
+)  # fmt: skip
+def test_pragma_detector(line, hit):
+    assert bool(PRAGMA.search(line)) is hit
+
+
+def test_no_tool_pragmas_in_student_notebooks(student_bundle):
+    found = []
+    for nb_path in sorted(student_bundle.rglob("*.ipynb")):
+        for i, cell in enumerate(json.loads(nb_path.read_text())["cells"]):
+            src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            for n, line in enumerate(src.splitlines(), 1):
+                if cell["cell_type"] == "code" and PRAGMA.search(line):
+                    found.append(f"{nb_path.relative_to(student_bundle)} cell {i} line {n}: {line}")
+    assert not found, "tool pragmas reach the student:\n  " + "\n  ".join(found)
+
+
 def test_every_allowed_entry_is_still_mentioned(student_bundle):
     """An allow-list entry nothing mentions any more is stale: remove it."""
     used = set()

@@ -278,7 +278,7 @@ print("4. reward         :", verify_numeric_answer(response, reference))
 # Why Fraction("1e-6") and not Fraction(1e-6): the float 1e-6 is a binary number slightly below
 # 10**-6, so a response exactly 10**-6 away would be refused; the float 1e-9 is slightly above.
 print("Fraction(1e-6) - 10**-6 =", float(Fraction(1e-6) - Fraction(1, 10**6)),
-      "| Fraction(1e-9) - 10**-9 =", float(Fraction(1e-9) - Fraction(1, 10**9)))  # fmt: skip
+      "| Fraction(1e-9) - 10**-9 =", float(Fraction(1e-9) - Fraction(1, 10**9)))
 print("exactly 10**-6 away from 0 is accepted:", verify_numeric_answer("0.000001", "0").category)
 
 # %% [markdown]
@@ -397,7 +397,7 @@ def ascend(R, steps=300, lr=10.0, start=(2.0, -3.0, 0.0)):
 
 fn_rate = 0.4  # a verifier that misses 40% of correct answers, whatever the behaviour
 runs = {"sloppy verifier (false positives)": R_sloppy, "final-answer verifier": R_true,
-        f"final-answer, {fn_rate:.0%} false negatives": (1 - fn_rate) * R_true}  # fmt: skip
+        f"final-answer, {fn_rate:.0%} false negatives": (1 - fn_rate) * R_true}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 for name, R in runs.items():
     hist = ascend(R)
@@ -432,11 +432,11 @@ falling = [r for r in rows if r[1] and r[2] < 0]
 print(f'"both": R_j > J at {both_beats} of 301 steps, so its logit rises at every one of them;')
 print(f"yet its probability falls at {len(falling)} of those steps (first {falling[0][0]}, "
       f"last {falling[-1][0]}); min probability {min(r[3] for r in rows):.4f} "
-      f"at step {min(rows, key=lambda r: r[3])[0]}")  # fmt: skip
+      f"at step {min(rows, key=lambda r: r[3])[0]}")
 _pi0 = softmax(np.array([2.0, -3.0, 0.0]))
 _adv0 = R_sloppy - _pi0 @ R_sloppy
 print(f"step 0: pi_j (R_j - J) = {_pi0[1] * _adv0[1]:.5f}  <  sum_k pi_k^2 (R_k - J) = "
-      f"{np.sum(_pi0**2 * _adv0):.5f}: the probability of printing both options dips first")  # fmt: skip
+      f"{np.sum(_pi0**2 * _adv0):.5f}: the probability of printing both options dips first")
 
 # %% [markdown]
 # The policy starts almost never printing both options (probability $\approx 0.6\%$). Under the
@@ -830,7 +830,7 @@ curv = (
     p_info_formula(0.3 + d2, G) - 2 * p_info_formula(0.3, G) + p_info_formula(0.3 - d2, G)
 ) / d2**2
 print(f"second derivative at p=0.3, G=8: finite difference {curv:.3f}, formula "
-      f"{-G * (G - 1) * (0.3 ** (G - 2) + 0.7 ** (G - 2)):.3f}")  # fmt: skip
+      f"{-G * (G - 1) * (0.3 ** (G - 2) + 0.7 ** (G - 2)):.3f}")
 
 # %%
 B, G = 32, 8
@@ -845,7 +845,7 @@ for mean_p in (0.5, 0.2):
     ax.plot(spreads, pooled_cost, "--", label=f"pooled rate, mean p = {mean_p}")
 ax.set_yscale("log")
 ax.set(xlabel="spread d (half the prompts at mean - d, half at mean + d)",
-       ylabel=f"expected draws for B = {B}", title=f"cost of {B} informative prompts, G = {G}")  # fmt: skip
+       ylabel=f"expected draws for B = {B}", title=f"cost of {B} informative prompts, G = {G}")
 ax.legend(fontsize=8)
 ax.grid(alpha=0.3)
 plt.show()
@@ -872,7 +872,7 @@ for c in (0.0, 0.3, 0.6):
     wins = groups.sum(axis=1)
     print(f"coupling c={c}: informative {np.mean((wins > 0) & (wins < G)):.3f}  "
           f"(independent formula {p_info_formula(p, G):.3f}, here (1-c) x formula = "
-          f"{(1 - c) * p_info_formula(p, G):.3f})")  # fmt: skip
+          f"{(1 - c) * p_info_formula(p, G):.3f})")
 
 # %% [markdown]
 # Each response is still correct with probability $0.3$, yet coupled groups are informative less
@@ -1022,7 +1022,7 @@ assert math.isclose(p_info(0.1, 8), 0.56953278, rel_tol=1e-9), (
 _a = p_info(np.array([0.0, 0.5, 1.0]), 4)
 assert type(_a) is np.ndarray, f"an array p must give an np.ndarray, got {type(_a).__name__}"
 np.testing.assert_allclose(np.array(_a, dtype=np.float64), [0.0, 0.875, 0.0], atol=1e-12,
-                           err_msg="P_info at p = 0, 0.5, 1 with G = 4: the ends must be exactly 0")  # fmt: skip
+                           err_msg="P_info at p = 0, 0.5, 1 with G = 4: the ends must be exactly 0")
 assert p_info(0.3, 1) == 0.0, "a group of one response is never informative (G = 1 gives 0)"
 
 # %% [markdown]

@@ -304,7 +304,7 @@ x = rng_kl.choice(6, size=400_000, p=np.exp(lp_theta))  # tokens drawn from pi_t
 d = lp_ref[x] - lp_theta[x]
 k1, k3 = -d, np.exp(d) - d - 1
 print(f"exact KL {kl_exact:.4f} | mean k1 {k1.mean():.4f} (std {k1.std():.3f}, {np.mean(k1 < 0):.0%} "
-      f"of tokens negative) | mean k3 {k3.mean():.4f} (std {k3.std():.3f}, min {k3.min():.4f})")  # fmt: skip
+      f"of tokens negative) | mean k3 {k3.mean():.4f} (std {k3.std():.3f}, min {k3.min():.4f})")
 se1, se3 = k1.std() / math.sqrt(x.size), k3.std() / math.sqrt(x.size)
 assert abs(k1.mean() - kl_exact) < 4 * se1 and abs(k3.mean() - kl_exact) < 4 * se3
 assert k3.min() >= 0 and np.mean(k1 < 0) > 0

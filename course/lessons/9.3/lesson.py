@@ -114,7 +114,7 @@ fig, ax = plt.subplots(figsize=(6, 3.2))
 ax.plot(gaps, -np.array(fail_std), label=r"std-scaled, $|\hat A|$ (ddof=1, $\varepsilon=10^{-4}$)")
 ax.plot(gaps, -np.array(fail_dr), label=r"Dr. GRPO, $|r-\bar r|$")
 ax.set(xscale="log", yscale="log", xlabel="reward gap inside the group",
-       ylabel="|advantage| of the failure", title="Advantage scale vs reward spread (G = 4)")  # fmt: skip
+       ylabel="|advantage| of the failure", title="Advantage scale vs reward spread (G = 4)")
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -181,10 +181,10 @@ assert type(_out) is np.ndarray, f"return an np.ndarray, got {type(_out).__name_
 _out = np.array(_out, dtype=np.float64)
 assert _out.shape == (4,), f"a (G,) input must give a (G,) output, got shape {_out.shape}"
 np.testing.assert_allclose(_out, [0.75, -0.25, -0.25, -0.25], atol=1e-12,
-                           err_msg="rewards (1,0,0,0): expected r - mean = (0.75,-0.25,-0.25,-0.25); no std division")  # fmt: skip
+                           err_msg="rewards (1,0,0,0): expected r - mean = (0.75,-0.25,-0.25,-0.25); no std division")
 _out = np.array(dr_grpo_advantages(np.array([[1.0, 0.0], [3.0, 3.0]])), dtype=np.float64)
 np.testing.assert_allclose(_out, [[0.5, -0.5], [0.0, 0.0]], atol=1e-12,
-                           err_msg="(B, G) input: subtract each ROW's mean (axis=-1), not the mean of the whole batch")  # fmt: skip
+                           err_msg="(B, G) input: subtract each ROW's mean (axis=-1), not the mean of the whole batch")
 
 # %% [markdown]
 # ## 9.3.2 Length normalisation decides who receives gradient
@@ -233,7 +233,7 @@ print(
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
 x = np.arange(G)
 for k, (name, w) in enumerate([("response (GRPO)", w_resp), (f"constant (Dr. GRPO, L={L})", w_const),
-                               ("token (DAPO)", w_tok)]):  # fmt: skip
+                               ("token (DAPO)", w_tok)]):
     axes[0].bar(x + (k - 1) * 0.27, w, width=0.27, label=name)
     axes[1].bar(x + (k - 1) * 0.27, w * lengths, width=0.27, label=name)
 for ax, title in zip(axes, ["weight of ONE token", "total weight of the response"]):
@@ -407,7 +407,7 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3))
 for ax, A in zip(axes, (+1.0, -1.0)):
     for eh, style in [(0.2, "--"), (0.28, "-")]:
         ax.plot(grid, np.minimum(grid * A, np.clip(grid, 0.8, 1 + eh) * A), style,
-                label=f"eps_low=0.2, eps_high={eh}")  # fmt: skip
+                label=f"eps_low=0.2, eps_high={eh}")
     ax.set(title=f"A = {A:+.0f}", xlabel=r"ratio $\rho$", ylabel="per-token objective")
 axes[0].legend(fontsize=8)
 plt.tight_layout()
@@ -420,7 +420,7 @@ plt.show()
 
 # %% [solution] id=clip_higher_objective
 def clip_higher_objective(ratios: np.ndarray, advantages: np.ndarray, mask: np.ndarray,
-                          eps_low: float = 0.2, eps_high: float = 0.28) -> np.ndarray:  # fmt: skip
+                          eps_low: float = 0.2, eps_high: float = 0.28) -> np.ndarray:
     """Per-token clipped surrogate with decoupled bounds (DAPO's Clip-Higher).
 
     Args:
@@ -452,9 +452,9 @@ assert type(_out) is np.ndarray, f"return an np.ndarray, got {type(_out).__name_
 _out = np.array(_out, dtype=np.float64)
 assert _out.shape == (2, 4), f"expected shape (G, T) = (2, 4), got {_out.shape}"
 np.testing.assert_allclose(_out[0], [0.7, 1.0, 1.25, 1.28], atol=1e-12,
-                           err_msg="A=+1: rho=1.4 must be capped at 1 + eps_high = 1.28; rho=1.25 passes unclipped")  # fmt: skip
+                           err_msg="A=+1: rho=1.4 must be capped at 1 + eps_high = 1.28; rho=1.25 passes unclipped")
 np.testing.assert_allclose(_out[1], [-0.8, -1.0, -1.25, -1.4], atol=1e-12,
-                           err_msg="A=-1: rho=0.7 is clipped to 1 - eps_low = 0.8 (gives -0.8); rho=1.4 is NOT clipped (the min keeps -1.4)")  # fmt: skip
+                           err_msg="A=-1: rho=0.7 is clipped to 1 - eps_low = 0.8 (gives -0.8); rho=1.4 is NOT clipped (the min keeps -1.4)")
 
 # %% [markdown]
 # ### Overlong reward shaping
@@ -499,7 +499,7 @@ _out = overlong_reward(np.array([10, 16, 18, 20, 25]), L_max=20, L_cache=4)
 assert type(_out) is np.ndarray, f"return an np.ndarray, got {type(_out).__name__}"
 _out = np.array(_out, dtype=np.float64)
 np.testing.assert_allclose(_out, [0.0, 0.0, -0.5, -1.0, -1.0], atol=1e-12,
-                           err_msg="L_max=20, L_cache=4: |y|<=16 -> 0; |y|=18 -> (16-18)/4 = -0.5; |y|=20 -> -1; above -> -1")  # fmt: skip
+                           err_msg="L_max=20, L_cache=4: |y|<=16 -> 0; |y|=18 -> (16-18)/4 = -0.5; |y|=20 -> -1; above -> -1")
 
 # %%
 L_MAX, L_CACHE = 4096, 512
@@ -696,7 +696,7 @@ assert [int(d["prompt_id"]) for d in _rej] == [1, 2, 3], (
 # %%
 try:
     kept, rejections = dynamic_sampling_filter((k[:12, None] > np.arange(G_ds)[None, :]).astype(float),
-                                               prompt_ids=[f"prompt-{i}" for i in range(12)])  # fmt: skip
+                                               prompt_ids=[f"prompt-{i}" for i in range(12)])
     print("kept rows:", kept)
     for rec in rejections:
         print("rejected:", rec)
@@ -724,7 +724,7 @@ rng = np.random.default_rng(2)
 for n in (5, 50, 500):
     log_rho = rng.normal(0, 0.05, size=n)
     print(f"|o|={n:4d}  product = {np.exp(log_rho.sum()):10.4f}   geometric mean = {np.exp(log_rho.mean()):.4f}"
-          f"   check prod**(1/n) = {np.prod(np.exp(log_rho)) ** (1 / n):.4f}")  # fmt: skip
+          f"   check prod**(1/n) = {np.prod(np.exp(log_rho)) ** (1 / n):.4f}")
 
 # %% [markdown]
 # **Numerical check (gradient of $s_i$).** Since $\log s_i = \frac1{|o_i|}\sum_t(\log\pi_\theta - \log\pi_{\text{old}})$,
@@ -808,12 +808,12 @@ assert type(_out) is np.ndarray, f"return an np.ndarray, got {type(_out).__name_
 _out = np.array(_out, dtype=np.float64)
 assert _out.shape == (1,), f"one ratio per response: expected shape (G,) = (1,), got {_out.shape}"
 np.testing.assert_allclose(_out, [(1.2 * 0.8 * 1.05) ** (1 / 3)], rtol=1e-12,
-                           err_msg="s must be the GEOMETRIC mean of the 3 active token ratios (not the product, not the arithmetic mean; padding excluded)")  # fmt: skip
+                           err_msg="s must be the GEOMETRIC mean of the 3 active token ratios (not the product, not the arithmetic mean; padding excluded)")
 
 
 # %% [solution] id=gspo_objective
 def gspo_objective(new_logp: np.ndarray, old_logp: np.ndarray, advantages: np.ndarray, mask: np.ndarray,
-                   eps_low: float = 3e-4, eps_high: float = 4e-4) -> float:  # fmt: skip
+                   eps_low: float = 3e-4, eps_high: float = 4e-4) -> float:
     """GSPO's clipped sequence-level objective (to maximise; TRL's loss is its negative).
 
     Args:
@@ -877,9 +877,9 @@ assert math.isclose(_v, (1.0004 - 0.9997) / 2, rel_tol=1e-9), (
 
 # %%
 DOCS_2026_08 = {"version": "1.9.2", "date": "2026-08-05", "loss_type": "dapo", "scale_rewards": "group",
-                 "importance_sampling_level": "token", "beta": 0.0, "mask_truncated_completions": False}  # fmt: skip
+                 "importance_sampling_level": "token", "beta": 0.0, "mask_truncated_completions": False}
 FIELDS = ["loss_type", "scale_rewards", "importance_sampling_level", "beta", "epsilon", "epsilon_high",
-          "mask_truncated_completions", "num_iterations"]  # fmt: skip
+          "mask_truncated_completions", "num_iterations"]
 
 if GRADING:
     print("(skipped while grading: importing trl takes several seconds)")
@@ -926,7 +926,7 @@ selfcheck.choice(
     "Centring and dividing by the std removes the scale: both become (-1.5, 0.5, 0.5, 0.5) with the n-1 std "
     "(-1.73, 0.58, 0.58, 0.58 with the population std). Dr. GRPO keeps r - mean: (-0.75, 0.25, ...) vs "
     "(-0.075, 0.025, ...).",
-)  # fmt: skip
+)
 
 # %%
 selfcheck.numeric(
@@ -936,7 +936,7 @@ selfcheck.numeric(
     "w = 1/(G |o_i|) = 1/(2*4) = 0.125; a token of the length-16 response gets 1/32, four times less. Under "
     "the token reduction both get 1/(4+16) = 0.05; under Dr. GRPO's constant with L = 16 both get 1/(2*16) = 0.03125.",
     tol=1e-3,
-)  # fmt: skip
+)
 
 # %%
 selfcheck.numeric(
@@ -945,7 +945,7 @@ selfcheck.numeric(
     "The denominator is the total number of active tokens, 4 + 16 = 20, the same for every token: 1/20 = 0.05. "
     "The length-16 response therefore carries 16/20 = 80% of the group's weight.",
     tol=1e-3,
-)  # fmt: skip
+)
 
 # %%
 selfcheck.numeric(
@@ -953,7 +953,7 @@ selfcheck.numeric(
     -0.5,
     "The soft zone starts at 4096 - 512 = 3584. 3840 is inside it: (3584 - 3840)/512 = -256/512 = -0.5.",
     tol=1e-3,
-)  # fmt: skip
+)
 
 # %%
 selfcheck.numeric(
@@ -963,7 +963,7 @@ selfcheck.numeric(
     "s = (1.2*0.8*1.05)^(1/3) = 1.008^(1/3) = 1.00266, the geometric mean. The arithmetic mean (1.0167) and the "
     "product (1.008) are different numbers; for long responses the product drifts far from 1.",
     tol=5e-4,
-)  # fmt: skip
+)
 
 # %%
 selfcheck.numeric(
@@ -973,7 +973,7 @@ selfcheck.numeric(
     "P(informative) = 1 - 0.9^8 - 0.1^8 = 0.5695, so the expected number of draws is 1/0.5695 = 1.756 groups "
     "(about 14 responses). For p = 0.99 it would be 1/(1 - 0.99^8) = 13 groups.",
     tol=1e-2,
-)  # fmt: skip
+)
 
 # %% [markdown]
 # ### Written answers

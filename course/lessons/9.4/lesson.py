@@ -135,7 +135,7 @@ H_exact, p = entropy_of(variants["T 0.7 + grammar + top-2"])
 draws = rng.choice(len(p), size=200_000, p=p)
 surprisal = -np.log(p[draws])
 print(f"exact H = {H_exact:.4f};  mean sampled surprisal = {surprisal.mean():.4f} "
-      f"(+- {2 * surprisal.std() / math.sqrt(len(draws)):.4f}, 2 s.e.)")  # fmt: skip
+      f"(+- {2 * surprisal.std() / math.sqrt(len(draws)):.4f}, 2 s.e.)")
 assert abs(surprisal.mean() - H_exact) < 4 * surprisal.std() / math.sqrt(len(draws))
 
 # %% [markdown]
@@ -242,7 +242,7 @@ fig, ax = plt.subplots(figsize=(6, 2.6))
 ax.bar(range(T), per_pos, color="C0")
 ax.axhline(masked_token_entropy(logits, mask), color="C3", ls="--", label="one mean")
 ax.set(xticks=range(T), xticklabels=["T", ",", "O", ";", "S1", "S2", "<eos>"],
-       ylabel="entropy (nats)", title="Position-wise entropy of a toy batch")  # fmt: skip
+       ylabel="entropy (nats)", title="Position-wise entropy of a toy batch")
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -322,7 +322,7 @@ cs = rng.binomial(n_, p_true, size=200_000)
 unbiased = np.array([1 - math.comb(n_ - c, k_) / math.comb(n_, k_) for c in range(n_ + 1)])[cs]
 plug_in = 1 - (1 - cs / n_) ** k_
 print(f"true pass@{k_} = {1 - (1 - p_true) ** k_:.4f}; unbiased mean = {unbiased.mean():.4f}; "
-      f"plug-in mean = {plug_in.mean():.4f}")  # fmt: skip
+      f"plug-in mean = {plug_in.mean():.4f}")
 
 # %% [markdown]
 # ### Graded: pass@k
@@ -394,7 +394,7 @@ assert pass_at_k(5, 4, 2) == 1.0, (
 _out = pass_at_k(np.array([4, 4, 10]), np.array([0, 1, 3]), 2)
 assert type(_out) is np.ndarray, f"array inputs must give an np.ndarray, got {type(_out).__name__}"
 np.testing.assert_allclose(np.array(_out, dtype=np.float64), [0.0, 0.5, 24 / 45], rtol=1e-12,
-                           err_msg="vectorised: expected [0, 1 - 3/6, 1 - 21/45]")  # fmt: skip
+                           err_msg="vectorised: expected [0, 1 - 3/6, 1 - 21/45]")
 
 # %% [markdown]
 # ## 9.4.2 Loss of diversity: warning signs and interventions
@@ -415,10 +415,10 @@ np.testing.assert_allclose(np.array(_out, dtype=np.float64), [0.0, 0.5, 24 / 45]
 # %%
 G = 6
 for name, ps in {"every prompt p = 0.5": [0.5] * 8, "half p = 1, half p = 0": [1.0] * 4 + [0.0] * 4,
-                 "p in {0.9, 0.1}": [0.9] * 4 + [0.1] * 4}.items():  # fmt: skip
+                 "p in {0.9, 0.1}": [0.9] * 4 + [0.1] * 4}.items():
     ps = np.array(ps)
     print(f"{name:>24}: accuracy {ps.mean():.2f}, expected informative rate "
-          f"{np.mean(1 - ps**G - (1 - ps) ** G):.3f}")  # fmt: skip
+          f"{np.mean(1 - ps**G - (1 - ps) ** G):.3f}")
 
 # %% [markdown]
 # A policy that solves some prompts always and others never has the same accuracy as one that solves
@@ -719,7 +719,7 @@ theta0 = np.array([-3.0, 1.0, 0.0])
 for name, (rw, in_loss, in_base) in CONTRACTS.items():
     g, p0, b0 = contract_grad(theta0, rw, in_loss, in_base)
     fd = np.array([(contract_objective(theta0 + 1e-6 * e, rw, in_loss, b0)
-                    - contract_objective(theta0 - 1e-6 * e, rw, in_loss, b0)) / 2e-6 for e in np.eye(3)])  # fmt: skip
+                    - contract_objective(theta0 - 1e-6 * e, rw, in_loss, b0)) / 2e-6 for e in np.eye(3)])
     assert np.allclose(g, fd, atol=1e-7), (name, g, fd)
     print(f"{name:>21}: baseline b = {b0:.4f}")
 print("gradient formula matches finite differences for all four contracts")
@@ -733,7 +733,7 @@ for name, (rw, in_loss, in_base) in CONTRACTS.items():
         theta = theta + 1.0 * g
     traj[name] = np.array(ps)
     print(f"{name:>21}: start {np.round(ps[0], 3)}  peak truncated {traj[name][:, 2].max():.3f}  "
-          f"end {np.round(ps[-1], 3)}")  # fmt: skip
+          f"end {np.round(ps[-1], 3)}")
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
 for name, ps in traj.items():
@@ -918,7 +918,7 @@ _mean, _count = length_by_bucket(
 assert type(_mean) is np.ndarray and type(_count) is np.ndarray, "return (np.ndarray, np.ndarray)"
 assert _count.dtype == np.int64, f"count must be int64, got {_count.dtype}"
 np.testing.assert_array_equal(np.array(_count, dtype=np.int64), [2, 4], err_msg=(
-    "edges (0, 4, 8): [0, 4) holds 1, 3; the LAST bucket [4, 8] is closed and holds 4, 7, 8, 8"))  # fmt: skip
+    "edges (0, 4, 8): [0, 4) holds 1, 3; the LAST bucket [4, 8] is closed and holds 4, 7, 8, 8"))
 np.testing.assert_allclose(
     np.array(_mean, dtype=np.float64), [0.5, 0.625], err_msg="mean reward per bucket"
 )
@@ -1014,7 +1014,7 @@ for (name, p), color in zip(models.items(), ["k", "C3", "C2"], strict=True):
         f"{name:>16}: pass@1 {est[0]:.3f}  pass@256 {est[-1]:.3f}  coverage {np.mean(c_obs > 0):.3f}"
     )
 ax.set(xscale="log", xlabel="k", ylabel="mean pass@k over prompts",
-       title="Matched budget: same decoding, same n (dotted: exact)")  # fmt: skip
+       title="Matched budget: same decoding, same n (dotted: exact)")
 ax.set_xticks(ks, [str(k) for k in ks])
 ax.legend(fontsize=8)
 plt.tight_layout()
@@ -1093,7 +1093,7 @@ record = json.loads(LAB_JSON.read_text())
 hist, passport = record["history"], record["passport"]
 cfg = passport["config"]
 print({k: cfg[k] for k in ("steps", "prompts_per_step", "group_size", "num_iterations", "clip_eps",
-                           "kl_coef", "lr", "temperature", "max_new_tokens", "eval_samples", "pass_k")})  # fmt: skip
+                           "kl_coef", "lr", "temperature", "max_new_tokens", "eval_samples", "pass_k")})
 print(
     "callables:",
     passport["extra"]["callables"]["entropy_fn"],
@@ -1111,7 +1111,7 @@ eval_hist = {"step": eval_hist.pop("eval_step"), **eval_hist}
 
 # %%
 plot_dashboard({k: v for k, v in steps_hist.items() if k not in ("correct", "loss_pg", "loss_kl", "time_s")},
-               title="CPU lab, smoke profile: per-step training axes")  # fmt: skip
+               title="CPU lab, smoke profile: per-step training axes")
 
 # %% [markdown]
 # Read it by group. The training reward and accuracy are noisy but drift upward (accuracy about 0.48
@@ -1150,13 +1150,13 @@ for key in ("clip_low", "clip_high"):
     if f"{key}_reused" in steps_hist:  # newer records log it; the identity must then hold
         np.testing.assert_allclose(np.asarray(steps_hist[f"{key}_reused"]), reused, atol=1e-12)
     print(f"{key}: logged (all {n_ep} epochs) first/last ten steps {logged[:10].mean():.4f} / "
-          f"{logged[-10:].mean():.4f};  reused epochs only {reused[:10].mean():.4f} / {reused[-10:].mean():.4f}")  # fmt: skip
+          f"{logged[-10:].mean():.4f};  reused epochs only {reused[:10].mean():.4f} / {reused[-10:].mean():.4f}")
 if "ratio_max_final" in steps_hist:
     print("ratio_max after the last update, median:", np.nanmedian(steps_hist["ratio_max_final"]))
 else:
     print("this record predates ratio_max_final: the post-update ratios were not logged")
 print("smallest informative rate:", min(steps_hist["informative_rate"]), "| skipped steps:",
-      int(np.nansum(steps_hist.get("skipped", [0.0]))))  # fmt: skip
+      int(np.nansum(steps_hist.get("skipped", [0.0]))))
 
 # Adam on a zero gradient: the weights still move (why the lab skips an all-degenerate batch)
 w = torch.nn.Parameter(torch.ones(3))
@@ -1176,11 +1176,11 @@ assert (w.detach() - before).abs().min() > 0
 # %%
 plot_history(eval_hist, keys=["train_acc", "train_entropy", "train_pass@4", "train_coverage",
                               "train_concentration", "heldout_acc", "heldout_pass@4", "heldout_greedy_acc",
-                              "heldout_coverage"], title="Evaluation points (16 samples per prompt)")  # fmt: skip
+                              "heldout_coverage"], title="Evaluation points (16 samples per prompt)")
 
 # %%
 for key in ("train_acc", "train_greedy_acc", "train_entropy", "train_pass@4", "train_coverage",
-            "train_concentration", "heldout_pass@4", "heldout_greedy_acc"):  # fmt: skip
+            "train_concentration", "heldout_pass@4", "heldout_greedy_acc"):
     print(f"{key:>20}: {eval_hist[key][0]:.3f} -> {eval_hist[key][-1]:.3f}")
 print("failure pattern (helpers.gru_lab.failure_pattern):", failure_pattern(hist, k=cfg["pass_k"]))
 print("diagnostics.warnings on the per-step history:")
@@ -1210,7 +1210,7 @@ def should_stop(ev, i, k=4, min_gain=0.02, pass_drop=0.15):
     held = np.asarray(ev[f"heldout_pass@{k}"][: i + 1])
     dropped = held[-1] < (1 - pass_drop) * held.max()
     proxy_gap = (ev["train_acc"][i] - ev["train_acc"][0] > min_gain
-                 and ev["heldout_greedy_acc"][i] < ev["heldout_greedy_acc"][0])  # fmt: skip
+                 and ev["heldout_greedy_acc"][i] < ev["heldout_greedy_acc"][0])
     return bool(dropped or proxy_gap)
 
 
@@ -1241,7 +1241,7 @@ dash = Dashboard({
     "informative_rate": lambda r: informative_group_rate(r.rewards, r.group),
     "truncation_rate": lambda r: stop_rates(r.stop_reason, r.rewards >= 0)["truncation"],
     "clip_high": lambda r: clip_fractions(r.ratios, r.rewards - r.rewards.mean(), r.completion_mask)["high"],
-})  # fmt: skip
+})
 for step in range(5):
     sharp = 1.0 + 1.5 * step  # the stand-in policy sharpens every step
     probs = np.exp(sharp * prefs)
@@ -1253,7 +1253,7 @@ for step in range(5):
     rollout = Rollout(rewards=(tmpl == 0).astype(float), group=np.repeat(np.arange(B), G), lengths=lengths_,
                       stop_reason=["length" if t == 3 else "eos" for t in tmpl], texts=[f"template {t}" for t in tmpl],
                       completion_mask=mask_, logprobs=np.zeros_like(mask_),
-                      ratios=np.exp(rng.normal(scale=0.05 * (1 + step), size=mask_.shape)))  # fmt: skip
+                      ratios=np.exp(rng.normal(scale=0.05 * (1 + step), size=mask_.shape)))
     dash.record(
         step,
         rollout,
@@ -1299,7 +1299,7 @@ selfcheck.choice(
     1,
     "TRL computes log-probs and entropy from logits divided by the temperature, over the whole vocabulary. "
     "Top-p shapes the sampler only, so the real behaviour distribution is narrower than the logged one.",
-)  # fmt: skip
+)
 
 # %%
 selfcheck.numeric(
@@ -1308,7 +1308,7 @@ selfcheck.numeric(
     "1 - C(6,4)/C(8,4) = 1 - 15/70 = 0.786. As a product: 1 - (6/8)(5/7)(4/6)(3/5) = 1 - 0.214. The plug-in "
     "1 - (1 - 2/8)^4 = 0.684 is lower: it is biased downwards.",
     tol=2e-3,
-)  # fmt: skip
+)
 
 # %%
 selfcheck.choice(
@@ -1322,7 +1322,7 @@ selfcheck.choice(
     "At accuracy near 0.5 spread evenly, almost every group of 8 is informative (1 - 2*0.5^8 = 0.99). A rate of "
     "0.40 at the same accuracy needs many prompts near p = 0 or p = 1: the policy is concentrating. Check "
     "coverage, per-prompt success and pass@k.",
-)  # fmt: skip
+)
 
 # %%
 selfcheck.choice(
@@ -1338,7 +1338,7 @@ selfcheck.choice(
     "Masking removes negative feedback for truncated responses. On hard prompts, pushing wrong answers down "
     "frees probability that flows to the unpenalised outcome: not stopping. A bigger budget only moves the "
     "limit; first look at what the truncated responses contain.",
-)  # fmt: skip
+)
 
 # %%
 selfcheck.numeric(
@@ -1349,7 +1349,7 @@ selfcheck.numeric(
     "effective support at this budget: with n = 8 the chance is 0.016, with n = 2048 it is 0.983. Claims "
     "of 'new' abilities are always relative to the budget.",
     tol=2e-3,
-)  # fmt: skip
+)
 
 # %% [markdown]
 # ### Written answers

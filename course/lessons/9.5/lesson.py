@@ -286,12 +286,12 @@ def rollout_record(tasks, sample, scores, seed) -> dict:
         "lengths": sample.lengths.tolist(),
         "group": sample.group.tolist(),
         "completions_per_prompt": sample.k,
-    }  # fmt: skip
+    }
 
 
 s07 = sample_groups(gru, lab_tok, [t.prompt for t in demo_tasks], 4, max_new_tokens=9,
                     temperature=0.7, allowed_tokens=grammar,
-                    generator=torch.Generator().manual_seed(7))  # fmt: skip
+                    generator=torch.Generator().manual_seed(7))
 record = rollout_record(demo_tasks, s07, gru_lab.score(gru_lab.LAB_VERIFIER, demo_tasks, s07), 7)
 print("completions:", s07.texts)
 print("stop reasons:", s07.stop_reason, " decoding:", record["decoding"])
@@ -316,7 +316,7 @@ for name, logits in variants.items():
     lp = gru_lab.token_logprobs(logits, s07.completion_ids, mask07)
     ratio = torch.exp(lp - s07.logprobs)[mask07 > 0]
     print(f"{name:<30} max |logp - stored| = {float(((lp - s07.logprobs) * mask07).abs().max()):.2e}"
-          f"   ratio range [{float(ratio.min()):.3f}, {float(ratio.max()):.3f}]")  # fmt: skip
+          f"   ratio range [{float(ratio.min()):.3f}, {float(ratio.max()):.3f}]")
 lp_i = gru_lab.token_logprobs(variants["(i) behaviour: mask + T=0.7"], s07.completion_ids, mask07)
 assert float(((lp_i - s07.logprobs) * mask07).abs().max()) < 1e-5
 
@@ -331,7 +331,7 @@ with warnings.catch_warnings(record=True) as caught:
     _tiny, _tok = tiny_lm(seed=0)
     GRPOTrainer(add_lora(_tiny), load_reference(tiny_lm(seed=0)[0]), _tok, make_tasks("format", 2),
                 verify_format, train_step=lambda trainer, tasks: {},
-                config=TrainerConfig(temperature=0.7))  # fmt: skip
+                config=TrainerConfig(temperature=0.7))
 print("trainer warning:", *[str(w.message) for w in caught])
 
 # %% [markdown]
@@ -430,7 +430,7 @@ for _v in (0.1, 0.3, 1.2):
     _r = torch.full((7,), _v)  # float32, one degenerate group of K = 7
     _sd = _r.std(unbiased=False)
     print(f"seven {_v}s: torch std {float(_sd):.1e}, max |(r - mean) / (std + 1e-6)| = "
-          f"{float(((_r - _r.mean()) / (_sd + 1e-6)).abs().max()):.3f}, max == min: {bool(_r.max() == _r.min())}")  # fmt: skip
+          f"{float(((_r - _r.mean()) / (_sd + 1e-6)).abs().max()):.3f}, max == min: {bool(_r.max() == _r.min())}")
 assert float(torch.full((7,), 1.2).std(unbiased=False)) > 0  # the residue the std == 0 guard misses
 
 
@@ -703,7 +703,7 @@ for A_, rho_ in [(1.0, 1.1), (1.0, 1.3), (-1.0, 0.9), (-1.0, 0.7), (-1.0, 1.3)]:
     obj = torch.minimum(lr_.exp() * A_, lr_.exp().clamp(0.8, 1.2) * A_)
     (g_,) = torch.autograd.grad(-obj, lr_)
     print(f"A={A_:+.0f} rho={rho_:.1f}: d loss / d logp = {float(g_):+.3f}  (formula: "
-          f"{0.0 if (A_ > 0 and rho_ > 1.2) or (A_ < 0 and rho_ < 0.8) else -A_ * rho_:+.3f})")  # fmt: skip
+          f"{0.0 if (A_ > 0 and rho_ > 1.2) or (A_ < 0 and rho_ < 0.8) else -A_ * rho_:+.3f})")
 
 
 # %% [solution] id=clipped_grpo_loss
@@ -925,7 +925,7 @@ if lab is not None:
     p = lab.passport
     print("saved to", lab_dir)
     print("config_hash", p["config_hash"], "| verifier", p["verifier"]["name"], p["verifier"]["version"],
-          p["verifier"]["config_hash"], "| git", p["git"])  # fmt: skip
+          p["verifier"]["config_hash"], "| git", p["git"])
     print(
         "reference unchanged:",
         p["extra"]["reference_hash_start"] == p["extra"]["reference_hash_end"],
@@ -943,16 +943,16 @@ if lab is not None:
 if lab is not None:
     lab_steps, lab_evals = split_lab_history(lab.history)
     keep = ["reward", "correct", "consistent", "format", "entropy", "kl_ref", "clip_low",
-            "clip_high", "ratio_max", "informative_rate", "truncation_rate", "len_mean", "time_s"]  # fmt: skip
+            "clip_high", "ratio_max", "informative_rate", "truncation_rate", "len_mean", "time_s"]
     display_fig = plot_dashboard(
         {k: lab_steps[k] for k in ["step", *keep]}, title="GRU lab: per rollout step"
     )
     display(display_fig)
     k = gru_lab.PROFILES[LAB_PROFILE].pass_k
     ekeys = ["train_acc", "heldout_acc", f"train_pass@{k}", f"heldout_pass@{k}", "train_entropy",
-             "train_coverage", "train_concentration", "heldout_greedy_acc"]  # fmt: skip
+             "train_coverage", "train_concentration", "heldout_greedy_acc"]
     display(plot_history({k2: lab_evals[k2] for k2 in ["step", *ekeys]}, keys=ekeys, ncols=4,
-                         title="GRU lab: fresh-generation evaluation (x = RL step)"))  # fmt: skip
+                         title="GRU lab: fresh-generation evaluation (x = RL step)"))
 
 # %% [markdown]
 # **Does the dashboard detect the failure?** The pattern to look for has five parts, read between the
@@ -966,7 +966,7 @@ if lab is not None:
     fp = lab.failure_pattern()
     h = lab.history
     for key in ("train_acc", "train_entropy", f"train_pass@{k}", "train_coverage", "train_concentration",
-                "heldout_greedy_acc", f"heldout_pass@{k}"):  # fmt: skip
+                "heldout_greedy_acc", f"heldout_pass@{k}"):
         print(f"{key:>22}: {h[key][0]:.3f} -> {h[key][-1]:.3f}")
     print("failure pattern:", fp)
     print(
@@ -1061,13 +1061,13 @@ else:
 # %%
 _lm, _tk = tiny_lm(seed=1)
 _s = sample_groups(_lm, _tk, ["Q: 2+2=? A:", "Q: 13+4=? A:"], 2, max_new_tokens=5,
-                   generator=torch.Generator().manual_seed(0))  # fmt: skip
+                   generator=torch.Generator().manual_seed(0))
 print("prompt_len P =", _s.prompt_len, "| completion lengths", _s.lengths.tolist())
 print("attention mask of row 0 (left padding, then completion):\n", _s.attention_mask[0].tolist())
 print("position ids of row 0:\n", _s.position_ids[0].tolist())
 n_completion = int(_s.completion_mask.sum())
 print(f"uniform model: completion-only sum must be -{n_completion} * log V = "
-      f"{-n_completion * math.log(_tk.vocab_size):.4f}")  # fmt: skip
+      f"{-n_completion * math.log(_tk.vocab_size):.4f}")
 
 
 # %% [solution] id=completion_log_prob
@@ -1146,7 +1146,7 @@ try:
         )
         whole = completion_log_prob(_lm, _s.input_ids, _s.attention_mask, 1, _s.position_ids)
         shifted = completion_log_prob(_lm, _s.input_ids, _s.attention_mask, _s.prompt_len,
-                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))  # fmt: skip
+                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))
     behaviour = (_s.logprobs * _s.completion_mask).sum(1)  # stored by the sampler at T = 1
     print("completion only     :", comp.numpy())
     print("sampler's own sums  :", behaviour.numpy())
@@ -1160,14 +1160,14 @@ try:
 
     torch.manual_seed(0)
     _gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=_tk.vocab_size, n_positions=64, n_embd=16,
-                                       n_layer=1, n_head=2)).eval()  # fmt: skip
+                                       n_layer=1, n_head=2)).eval()
     with torch.no_grad():
         g_ok = completion_log_prob(_gpt2, _s.input_ids, _s.attention_mask, _s.prompt_len,
-                                   _s.position_ids)  # fmt: skip
+                                   _s.position_ids)
         g_shift = completion_log_prob(_gpt2, _s.input_ids, _s.attention_mask, _s.prompt_len,
-                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))  # fmt: skip
+                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))
     print(f"GPT-2, positions 0..L-1: max difference {float((g_shift - g_ok).abs().max()):.1e} "
-          "(learned absolute positions: not shift-invariant)")  # fmt: skip
+          "(learned absolute positions: not shift-invariant)")
     assert float((g_shift - g_ok).abs().max()) > 1e-3
 except NotImplementedError:
     print("Implement completion_log_prob above to run this comparison.")
@@ -1399,10 +1399,10 @@ if not HAVE_BASELM:
 else:
     BASELM_PASSPORT = json.loads((baselm_dir() / "passport.json").read_text())
     print(BASELM_PASSPORT["name"], "| params", BASELM_PASSPORT["model"]["parameters"],
-          "| weights sha256", BASELM_PASSPORT["weights_sha256"][:16], "| versions", BASELM_PASSPORT["versions"])  # fmt: skip
+          "| weights sha256", BASELM_PASSPORT["weights_sha256"][:16], "| versions", BASELM_PASSPORT["versions"])
     for fam, fig_ in BASELM_PASSPORT["figures"].items():
         print(f"  {fam}: greedy held-out pass {fig_['greedy_pass_rate']:.2f}, informative groups "
-              f"{fig_['informative_fraction']:.2f} (measured when BaseLM was built)")  # fmt: skip
+              f"{fig_['informative_fraction']:.2f} (measured when BaseLM was built)")
 
 # One seed decides the BaseLM runs below: the LoRA adapters' initialisation of every run, and the
 # trainer's seed (prompt order, sampling) of every arithmetic run (the format smoke test of
@@ -1454,7 +1454,7 @@ def step_ready() -> bool:
         net, tk = tiny_lm(0)
         probe = GRPOTrainer(add_lora(net), load_reference(tiny_lm(0)[0]), tk,
                             make_tasks("arithmetic_choice", 2), lambda task, c: float(len(c) % 2),
-                            train_step=train_step, config=TrainerConfig(k=4, max_new_tokens=3))  # fmt: skip
+                            train_step=train_step, config=TrainerConfig(k=4, max_new_tokens=3))
         probe.run_step()
         return True
     except NotImplementedError:
@@ -1479,14 +1479,14 @@ RUN_BASELM = HAVE_BASELM and step_ready()
 if HAVE_BASELM:
     policy, ref, tok = fresh_pair()
     n_tr, n_all, frac = (sum(p.numel() for p in policy.parameters() if p.requires_grad),
-                         sum(p.numel() for p in policy.parameters()), None)  # fmt: skip
+                         sum(p.numel() for p in policy.parameters()), None)
     print(describe_trainable(policy))
     print(f"trainable fraction = {n_tr} / {n_all} = {n_tr / n_all:.4%}")
     fmt_train = make_tasks("format", 64, "train", 0)
     for label, make in [
         ("raw, unfrozen BaseLM as the policy", lambda: GRPOTrainer(load_baselm()[0], ref, tok, fmt_train, verify_format, train_step=train_step)),
         ("a reference with trainable weights", lambda: GRPOTrainer(policy, load_baselm()[0], tok, fmt_train, verify_format, train_step=train_step)),
-    ]:  # fmt: skip
+    ]:
         try:
             make()
             print(f"{label}: accepted (unexpected)")
@@ -1500,7 +1500,7 @@ INITIAL_PASSPORT = None  # filled below when BaseLM is here
 def initial_pass_rates(policy, tok, tasks, verifier, k=8, seed=123) -> np.ndarray:
     """Per-task share of k samples (T = 1, own generator) that pass: the initial difficulty profile."""
     s = sample_groups(policy, tok, [t.prompt for t in tasks], k, max_new_tokens=8,
-                      generator=torch.Generator().manual_seed(seed))  # fmt: skip
+                      generator=torch.Generator().manual_seed(seed))
     r = torch.tensor([verifier(tasks[g], c) for g, c in zip(s.group.tolist(), s.texts)])
     return r.view(len(tasks), k).mean(dim=1).numpy()
 
@@ -1509,12 +1509,12 @@ if HAVE_BASELM:
     ar_held = unique_tasks(make_tasks("arithmetic_choice", N_EVAL, "heldout", 0))
     fmt_held = unique_tasks(make_tasks("format", 60, "heldout", 0))
     base_trainer = GRPOTrainer(policy, ref, tok, fmt_train, verify_format, train_step=train_step,
-                               config=TrainerConfig(max_new_tokens=12))  # fmt: skip
+                               config=TrainerConfig(max_new_tokens=12))
     print(
         f"greedy held-out pass rate, format ({len(fmt_held)} items): {base_trainer.evaluate(fmt_held):.3f}"
     )
     print(f"greedy held-out pass rate, arithmetic choice ({len(ar_held)} prompts): "
-          f"{base_trainer.evaluate(ar_held, verifier=verify_arithmetic, max_new_tokens=8):.3f}")  # fmt: skip
+          f"{base_trainer.evaluate(ar_held, verifier=verify_arithmetic, max_new_tokens=8):.3f}")
     INITIAL = initial_pass_rates(policy, tok, ar_held[:48], verify_arithmetic)
     fig, ax = plt.subplots(figsize=(5, 2.6))
     ax.hist(INITIAL, bins=np.linspace(0, 1, 10), edgecolor="k")
@@ -1527,7 +1527,7 @@ if HAVE_BASELM:
         "prompts": len(INITIAL), "k": 8, "temperature": 1.0, "sampler_seed": 123,
         "mean": float(INITIAL.mean()), "p_info": p_info,
         "histogram": np.histogram(INITIAL, bins=np.linspace(0, 1, 10))[0].tolist(),
-    }  # fmt: skip
+    }
     print(f"mean per-prompt P_info(p, 8) from these rates: {p_info:.2f}")
     del base_trainer, policy, ref
     gc.collect()
@@ -1540,7 +1540,7 @@ if HAVE_BASELM:
 
 # %%
 def run_experiment(name: str, family: str, verifier, config: TrainerConfig, steps: int,
-                   eval_verifiers: dict, lora_seed: int = LAB_SEED, n_train: int = N_TRAIN) -> dict:  # fmt: skip
+                   eval_verifiers: dict, lora_seed: int = LAB_SEED, n_train: int = N_TRAIN) -> dict:
     """One BaseLM run from a fresh pair; returns plain data (the models are released)."""
     policy, ref, tok = fresh_pair(lora_seed)
     train = make_tasks(family, n_train, "train", config.seed)
@@ -1578,7 +1578,7 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
     )
     after = greedy()
     rate = {when: {n: float(np.mean([r[n] for _, _, r in rows])) for n in eval_verifiers}
-            for when, rows in (("before", before), ("after", after))}  # fmt: skip
+            for when, rows in (("before", before), ("after", after))}
     passport = trainer.passport(
         experiment=name,
         data=data_passport(family, train, held, verifier, config.seed,
@@ -1589,7 +1589,7 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
         evaluation={"verifiers": {n: v.passport for n, v in eval_verifiers.items()},
                     "decoding": "greedy", "max_new_tokens": budget, "pass_rate": rate},
         lora={"r": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"], "seed": lora_seed},
-    )  # fmt: skip
+    )
     out_dir = RUN_DIR / name
     save_passport(passport, out_dir / "passport.json")
     dash.to_json(out_dir / "history.json")
@@ -1598,7 +1598,7 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
         **{when: {n: [r[n] for _, _, r in rows] for n in eval_verifiers}
            for when, rows in (("before", before), ("after", after))},
         "after_completions": [c for _, c, _ in after],
-    }))  # fmt: skip
+    }))
     h = trainer.history
     result = {
         "name": name, "passport": passport, "history": dash.history, "rate": rate,
@@ -1606,12 +1606,12 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
         "attempts": int(sum(h["groups"])), "skips": int(sum(h["skipped"])), "updates": trainer.updates,
         "last_sample": list(zip(trainer.last_sample.texts, trainer.last_rewards.tolist())),
         "base_unchanged": base_state_hash(policy) == init["base"], "group_reward_std": group_std,
-    }  # fmt: skip
+    }
     trainer.check_reference()  # the reference is bit-for-bit what was loaded
     del trainer, policy, ref  # release the pair before the next experiment
     gc.collect()
     print(f"{name}: {result['attempts']} groups attempted, {result['skips']} skipped, "
-          f"{result['updates']} updates; saved to {out_dir}")  # fmt: skip
+          f"{result['updates']} updates; saved to {out_dir}")
     return result
 
 
@@ -1627,10 +1627,10 @@ def report(res: dict) -> None:
     nan_kl = int(np.isnan(np.array(h["kl"], dtype=float)).sum())
     print(f"  training reward first/last 3 steps: {np.mean(h['reward'][:3]):.2f} / {np.mean(h['reward'][-3:]):.2f}; "
           f"KL last {np.nanmean(h['kl'][-3:]) if nan_kl < len(h['kl']) else float('nan'):.4f}; "
-          f"steps with no measurement (NaN KL): {nan_kl}; base weights unchanged: {res['base_unchanged']}")  # fmt: skip
+          f"steps with no measurement (NaN KL): {nan_kl}; base weights unchanged: {res['base_unchanged']}")
     if "gen_s" in h and "time_s" in h and np.nansum(h["time_s"]) > 0:
         print(f"  generation took {np.nansum(h['gen_s']) / np.nansum(h['time_s']):.0%} of the training "
-              "steps' wall-clock time")  # fmt: skip
+              "steps' wall-clock time")
 
 
 # %% [markdown]
@@ -1648,7 +1648,7 @@ if RUN_BASELM:
         k=8, max_new_tokens=12, lr=2e-3, kl_coef=0.05, prompts_per_step=2, seed=0
     )
     fmt_res = run_experiment("format_smoke", "format", verify_format, fmt_cfg, STEPS["format"],
-                             {"format": verify_format})  # fmt: skip
+                             {"format": verify_format})
     report(fmt_res)
     print("held-out greedy completions after:", [c for _, c, _ in fmt_res["after"][:4]])
 
@@ -1669,13 +1669,13 @@ if RUN_BASELM:
 main_res = None
 if RUN_BASELM:
     main_res = run_experiment("arith_main", "arithmetic_choice", verify_arithmetic, ARITH_CONFIG,
-                              STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
+                              STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})
     report(main_res)
     for where, first in (("first", True), ("second", False)):  # where the correct option stands
         pairs = [(rb["strict"], ra["strict"]) for (t, _, rb), (_, _, ra) in zip(main_res["before"], main_res["after"])
-                 if (t.meta["options"][0] == int(t.answer)) == first]  # fmt: skip
+                 if (t.meta["options"][0] == int(t.answer)) == first]
         print(f"  correct option listed {where} ({len(pairs)} prompts): "
-              f"{paired_difference(*zip(*pairs)) if pairs else 'none'}")  # fmt: skip
+              f"{paired_difference(*zip(*pairs)) if pairs else 'none'}")
     display(plot_dashboard(main_res["history"], title="BaseLM arithmetic choice: simplified GRPO"))
     print("last training group (completion, reward):", main_res["last_sample"][:8])
     print("greedy held-out after (prompt -> completion, strict):")
@@ -1701,11 +1701,11 @@ if RUN_BASELM:
 sloppy_res = None
 if RUN_BASELM:
     sloppy_res = run_experiment("arith_sloppy", "arithmetic_choice", verify_arithmetic_sloppy, ARITH_CONFIG,
-                                STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
+                                STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})
     report(sloppy_res)
     d = diff_passports(main_res["passport"], sloppy_res["passport"])
     start = {k: v for k, v in d.items() if k.startswith(("config", "extra.initial_weights", "extra.lora",
-                                                          "extra.reference_fingerprint", "extra.tasks"))}  # fmt: skip
+                                                          "extra.reference_fingerprint", "extra.tasks"))}
     print(
         "fields that differ:",
         sorted(k for k in d if not k.startswith("extra.evaluation.pass_rate")),
@@ -1729,7 +1729,7 @@ if RUN_BASELM:
         rows = res["after"]
         hacked = [(t.prompt, c) for t, c, r in rows if r["sloppy"] == 1 and r["strict"] == 0]
         print(f"{res['name']}: strict {res['rate']['after']['strict']:.3f}, sloppy {res['rate']['after']['sloppy']:.3f}; "
-              f"sloppy-only passes (exploit candidates): {len(hacked)} of {len(rows)}")  # fmt: skip
+              f"sloppy-only passes (exploit candidates): {len(hacked)} of {len(rows)}")
         for pr, c in hacked[:5]:
             print(f"    {pr} -> {c!r}")
     print("sloppy run, greedy held-out generations:")
@@ -1786,7 +1786,7 @@ if RUN_BASELM:
     rows = sloppy_res["after"]
     exact = np.mean([verify_choice_exact(t, c) for t, c, _ in rows])
     print(f"sloppy-trained policy, held-out greedy: strict {sloppy_res['rate']['after']['strict']:.3f}, "
-          f"sloppy {sloppy_res['rate']['after']['sloppy']:.3f}, patched {exact:.3f}")  # fmt: skip
+          f"sloppy {sloppy_res['rate']['after']['sloppy']:.3f}, patched {exact:.3f}")
     print("patch passport:", verify_choice_exact.passport["config_hash"])
 
 # %% [markdown]
@@ -1804,16 +1804,16 @@ patched_res = None
 if RUN_BASELM:
     patched_res = run_experiment("arith_patched", "arithmetic_choice", verify_choice_exact, ARITH_CONFIG, STEPS["arith"],
                                  {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy,
-                                  "exact": verify_choice_exact})  # fmt: skip
+                                  "exact": verify_choice_exact})
     report(patched_res)
     assert (
         patched_res["passport"]["extra"]["initial_weights"]
         == main_res["passport"]["extra"]["initial_weights"]
     )
     for res in (main_res, sloppy_res, patched_res):
-        exact = {when: [verify_choice_exact(t, c) for t, c, _ in res[when]] for when in ("before", "after")}  # fmt: skip
+        exact = {when: [verify_choice_exact(t, c) for t, c, _ in res[when]] for when in ("before", "after")}
         exploits = [(t.prompt, c) for (t, c, r), e in zip(res["after"], exact["after"])
-                    if r["sloppy"] == 1 and e == 0]  # fmt: skip
+                    if r["sloppy"] == 1 and e == 0]
         AUDIT[res["name"]] = {
             "reward_verifier": res["passport"]["verifier"]["name"],
             "exact": paired_difference(exact["before"], exact["after"]),
@@ -1824,10 +1824,10 @@ if RUN_BASELM:
     for name, a in AUDIT.items():
         print(f"{name} (reward: {a['reward_verifier']}): patched-rule pass {a['exact']}")
         print(f"    sloppy rule pays {a['sloppy_after']:.3f}; exploit (sloppy 1, patched 0): "
-              f"{a['exploit_rate']:.3f} of the held-out greedy completions")  # fmt: skip
+              f"{a['exploit_rate']:.3f} of the held-out greedy completions")
         for pr, c in a["exploit_examples"]:
             print(f"      {pr} -> {c!r}")
-    (RUN_DIR / "audit.json").write_text(json.dumps({n: {**a, "exact": vars(a["exact"])} for n, a in AUDIT.items()}, default=str, indent=1))  # fmt: skip
+    (RUN_DIR / "audit.json").write_text(json.dumps({n: {**a, "exact": vars(a["exact"])} for n, a in AUDIT.items()}, default=str, indent=1))
     fig, ax = plt.subplots(figsize=(7, 2.8))
     for j, a in enumerate(AUDIT.values()):
         n = len(main_res["after"])
@@ -1837,9 +1837,9 @@ if RUN_BASELM:
         ):
             lo, hi = wilson_interval(round(rate * n), n)
             ax.bar(j + dx, rate, width=0.3, color="C0" if when == "before" else "C1",
-                   yerr=[[rate - lo], [hi - rate]], capsize=3, label=when if j == 0 else None)  # fmt: skip
+                   yerr=[[rate - lo], [hi - rate]], capsize=3, label=when if j == 0 else None)
         ax.plot(j + 0.15, a["sloppy_after"], "k^", label="after, sloppy rule" if j == 0 else None)
-    ax.set_xticks(range(len(AUDIT)), [f"{n}\n(reward: {a['reward_verifier']})" for n, a in AUDIT.items()], fontsize=8)  # fmt: skip
+    ax.set_xticks(range(len(AUDIT)), [f"{n}\n(reward: {a['reward_verifier']})" for n, a in AUDIT.items()], fontsize=8)
     ax.set_ylabel("held-out greedy pass,\npatched rule")
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, loc="upper left")
@@ -1878,13 +1878,13 @@ if RUN_BASELM and not SMOKE:
 
     nokl_res = run_experiment("arith_no_kl", "arithmetic_choice", verify_arithmetic,
                               replace(ARITH_CONFIG, kl_coef=0.0), STEPS["arith"],
-                              {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})  # fmt: skip
+                              {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})
     report(nokl_res)
     strict_after = {
         r["name"]: [x["strict"] for _, _, x in r["after"]] for r in (main_res, nokl_res)
     }
     print("beta = 0 against beta = 0.05, both after training (same held-out prompts, paired):",
-          paired_difference(strict_after["arith_main"], strict_after["arith_no_kl"]))  # fmt: skip
+          paired_difference(strict_after["arith_main"], strict_after["arith_no_kl"]))
     fig, axes = plt.subplots(1, 3, figsize=(11, 2.8), layout="constrained")
     for res, lab_ in ((main_res, "beta = 0.05"), (nokl_res, "beta = 0")):
         for ax, key in zip(axes, ("reward", "kl", "entropy")):
@@ -1913,7 +1913,7 @@ if RUN_BASELM and not SMOKE:
     for K, n_prompts in tqdm([(2, 8), (8, 2), (16, 1)], desc="group-size sweep"):
         cfg = replace(ARITH_CONFIG, k=K, prompts_per_step=n_prompts)
         res = run_experiment(f"sweep_K{K}", "arithmetic_choice", verify_arithmetic, cfg, STEPS["sweep"],
-                             {"strict": verify_arithmetic})  # fmt: skip
+                             {"strict": verify_arithmetic})
         h = res["history"]
         sweep[K] = {
             "degenerate_frac": res["skips"] / res["attempts"],
@@ -1925,7 +1925,7 @@ if RUN_BASELM and not SMOKE:
             "heldout_after": res["rate"]["after"]["strict"],
         }
         print(f"K={K}: held-out greedy pass (strict) "
-              f"{paired_difference(*([r['strict'] for _, _, r in res[w]] for w in ('before', 'after')))}")  # fmt: skip
+              f"{paired_difference(*([r['strict'] for _, _, r in res[w]] for w in ('before', 'after')))}")
     print(json.dumps(sweep, indent=1))
     (RUN_DIR / "sweep.json").write_text(json.dumps(sweep, indent=1))
     fig, axes = plt.subplots(1, 3, figsize=(10, 2.6), layout="constrained")
@@ -2023,7 +2023,7 @@ if level_b is not None and (RUN_REAL_MODEL or BASELM_OK):
     save_passport(lb_passport, RUN_DIR / "level_b" / "passport.json")
     held = lb_passport["extra"]["grpo_config"]
     print(f"model {cfg.model_id} | passport config_hash {lb_passport['config_hash']} | "
-          f"{len(held)} GRPOConfig arguments set explicitly:")  # fmt: skip
+          f"{len(held)} GRPOConfig arguments set explicitly:")
     print(", ".join(f"{k}={v}" for k, v in held.items()))
     if RUN_REAL_MODEL:
         result = level_b.run(cfg)  # TRL's own loop; its logs are read into the course dashboard
