@@ -29,10 +29,39 @@ def root() -> Path:
     return ROOT
 
 
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(lo), int(hi)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default; macOS uses 49152-65535, also above our range
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port that is free now, never handed out before in this test process, and outside
+    the kernel's ephemeral range. Binding port 0 draws from that range, which is also where every
+    outgoing connection and every Jupyter kernel's ports come from: two such draws made in a row
+    can return the same number (CI once gave the Hub's proxy and its API one port), and any process
+    may take it between our close and the server's bind."""
+    import random
+
+    lo, hi = _ephemeral_range()
+    rng = random.Random()
+    candidates = [p for p in range(10000, 32768) if not lo <= p <= hi]
+    for port in rng.sample(candidates, len(candidates)):
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError("no free loopback port below the ephemeral range")
 
 
 # --- headless Chromium (Debian's; test.sh installs it), driven by Playwright
