@@ -29,6 +29,7 @@ import sqlite3
 import stat
 import time
 import zipfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -80,6 +81,28 @@ try:
     print("WROTE connection-file")
 except OSError as err:
     print("connection file:", err.strerror)
+"""
+
+
+# Links in the ipc folder (the grader reaches it through /proc/<pid>/root, where a link resolves
+# against the grader's own root): the kernel's sockets renamed and their names made links to a
+# host socket, and the grading channel's socket bound aside with a link at its name.
+LINKS = """
+import glob, os, socket
+from ipykernel.connect import get_connection_file
+_ipc = os.path.dirname(get_connection_file())
+for _p in glob.glob(os.path.join(_ipc, "k-*")):
+    os.rename(_p, _p + ".moved")
+    os.symlink("HOSTSOCK_", _p)
+_bind = socket.socket.bind
+def _bind_aside(self, addr):
+    if isinstance(addr, str) and os.path.basename(addr).startswith("course-"):
+        _bind(self, addr + ".real")
+        os.symlink("HOSTSOCK_", addr)
+        return None
+    return _bind(self, addr)
+socket.socket.bind = _bind_aside
+print("LINKED", sum(os.path.islink(p) for p in glob.glob(os.path.join(_ipc, "k-*"))))
 """
 
 
@@ -179,6 +202,7 @@ for where in ["/tmp", os.getcwd()]:
 with open("big", "wb") as f:
     f.write(chunk * 8)
 """,
+    "links": LINKS,  # test_links_in_the_sandbox_reach_no_host_socket
     "floods": FLOOD,  # what it wrote: test_the_floods_in_the_class_run_stopped_at_their_caps
     "network": """
 import socket
@@ -475,23 +499,40 @@ def listener():
 
 
 @pytest.fixture(scope="module")
-def attacked(tmp_path_factory, listener):
+def unix_listener(tmp_path_factory):
+    """A host Unix socket nothing in a sandbox can see: a grader that connected through a link
+    would reach it."""
+    path = tmp_path_factory.mktemp("host") / "h.sock"
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(8)
+    srv.setblocking(False)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory, listener, unix_listener):
+    from course.grading import sandbox
+
     course = Course(tmp_path_factory.mktemp("attacked") / "course", [LESSON])
     course.release(LESSON)
     info = Lesson.load(LESSON)
     full = S.expected_points(LESSON, set())
     subs = _forged_class(LESSON)
     fill = {"ROOT_": str(course.root), "REPO_": str(ROOT), "PORT_": str(listener.getsockname()[1]),
-            "MARK_": MARK}  # fmt: skip
+            "MARK_": MARK, "HOSTSOCK_": unix_listener.getsockname()}  # fmt: skip
     for name, code in CELLS.items():
         for k, v in fill.items():
             code = code.replace(k, v)
         subs[f"x_{name}"] = (_with_cell(code), full)
     # the fork bomb's sleeping children hold the whole process cap, so its kernel cannot start the
     # thread that serves the grader's calls: graded fail-closed, zero on every test cell
-    if _process_cap_binds():
+    if sandbox.process_cap_binds():
         subs["x_fork_bomb"] = (subs["x_fork_bomb"][0],
                                S.expected_points(LESSON, set(info.test_cells)))  # fmt: skip
+    # its grading channel cannot be reached (a link is never connected to): fail-closed, zero
+    subs["x_links"] = (subs["x_links"][0], S.expected_points(LESSON, set(info.test_cells)))
     for cell in subs["x_leak_hook"][0].cells:
         if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
             cell.source += "\n_leak()\n"
@@ -570,22 +611,21 @@ def test_the_floods_in_the_class_run_stopped_at_their_caps(attacked):
     assert wrote["tmp"] <= limits.tmp_mb * 2**20, wrote
 
 
-def _process_cap_binds() -> bool:
-    """False only where the grader runs as root and no pids cgroup can be made (INSTRUCTOR.md)."""
-    from course.grading import sandbox
-
-    if os.geteuid() != 0:
-        return True
-    probe = sandbox.pids_cgroup(sandbox.Limits().processes)
-    if probe is not None:
-        sandbox.remove_cgroup(probe)
-    return probe is not None
+def test_links_in_the_sandbox_reach_no_host_socket(attacked, unix_listener):
+    course, *_ = attacked
+    nb = nbformat.read(course.root / "autograded" / "x_links" / LESSON / f"{LESSON}.ipynb", 4)
+    outs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert "LINKED 5" in "".join(o.get("text", "") for o in outs)  # all five names were links
+    errors = " ".join(o.get("evalue", "") for o in outs)
+    assert "unable to serve them" in errors, errors[-1000:]  # the channel: a link, refused
+    with pytest.raises(BlockingIOError):
+        unix_listener.accept()  # no connection from the grader, through any link
 
 
 def test_the_fork_bomb_stopped_at_the_process_cap(attacked):
     from course.grading import sandbox
 
-    if not _process_cap_binds():
+    if not sandbox.process_cap_binds():
         pytest.skip("grading as root where no pids cgroup can be made: no process cap binds")
 
     course, *_ = attacked
@@ -947,7 +987,10 @@ def test_floods_of_ipc_shm_and_tmp_stop_at_their_caps_and_reach_no_host_folder(t
         assert "WROTE connection-file" not in text, text
         # while the kernel lives: the host's ipc folder holds only what the grader put there
         host = sorted(os.listdir(km._sandbox_dir))
-        assert host == ["client.json", "kernel.json", "seed"], host
+        assert host == ["client.json", "kernel.json", "links", "seed"], host
+        links = os.path.join(km._sandbox_dir, "links")  # k-<port> -> /proc/<grader>/fd/<n>
+        assert all(re.fullmatch(rf"/proc/{os.getpid()}/fd/\d+", os.readlink(os.path.join(links, n)))
+                   for n in os.listdir(links)), os.listdir(links)  # fmt: skip
         assert os.path.getsize(os.path.join(km._sandbox_dir, "kernel.json")) < 4096
         assert not os.listdir(os.path.join(km._sandbox_dir, "seed"))
         if host_shm or os.path.isdir("/dev/shm"):
@@ -956,3 +999,124 @@ def test_floods_of_ipc_shm_and_tmp_stop_at_their_caps_and_reach_no_host_folder(t
     finally:
         loop.run_until_complete(km.shutdown_kernel(now=True))
         loop.close()
+
+
+def _tree(root, depth: int, last: str, host_sock: str):
+    """root/d0/.../d{depth-1}/s where s is ``last``: a socket, a link of some kind, or another
+    file type. Returns the in-root path and the listening socket (kept open)."""
+    folder = root
+    for i in range(depth):
+        folder = folder / f"d{i}"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "s"
+    srv = None
+    if last in ("socket", "relative link", "link to a link"):
+        real = folder / ("s" if last == "socket" else "real")
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(str(real))
+        if last == "relative link":
+            target.symlink_to("real")
+        elif last == "link to a link":
+            (folder / "mid").symlink_to("real")
+            target.symlink_to("mid")
+    elif last == "absolute link to a host socket":
+        target.symlink_to(host_sock)
+    elif last == "fifo":
+        os.mkfifo(target)
+    elif last == "file":
+        target.write_text("")
+    elif last == "folder":
+        target.mkdir()
+    path = "/" + "/".join([*(f"d{i}" for i in range(depth)), "s"])
+    return path, srv
+
+
+LAST = ["socket", "absolute link to a host socket", "relative link", "link to a link", "fifo",
+        "file", "folder", "missing"]  # fmt: skip
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3])
+@pytest.mark.parametrize("last", LAST)
+def test_open_socket_reaches_only_a_socket_by_no_link(tmp_path, unix_listener, depth, last):
+    """The class of names a student can plant where the grader expects a socket: every kind of
+    file and link at the last name (only a real socket is opened)."""
+    from course.grading import sandbox
+
+    path, srv = _tree(tmp_path, depth, last, unix_listener.getsockname())
+    try:
+        if last == "socket":
+            fd = sandbox.open_socket(str(tmp_path), path)
+            assert stat.S_ISSOCK(os.fstat(fd).st_mode)
+            os.close(fd)
+        else:
+            with pytest.raises(OSError):
+                os.close(sandbox.open_socket(str(tmp_path), path))
+    finally:
+        if srv is not None:
+            srv.close()
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_open_socket_follows_no_link_at_any_folder_of_the_path(tmp_path, depth):
+    """Each folder on the way replaced by a link to the real one, one at a time (and '..')."""
+    from course.grading import sandbox
+
+    path, srv = _tree(tmp_path / "real", depth, "socket", "")
+    try:
+        assert os.close(sandbox.open_socket(str(tmp_path / "real"), path)) is None
+        for i in range(depth):
+            root = tmp_path / f"linked{i}"
+            parts = [f"d{j}" for j in range(depth)]
+            (root / Path(*parts[:i])).mkdir(parents=True, exist_ok=True)
+            (root / Path(*parts[: i + 1])).symlink_to(tmp_path / "real" / Path(*parts[: i + 1]))
+            with pytest.raises(OSError):
+                sandbox.open_socket(str(root), path)
+        for bad in ["", "/", "/d0/../d0/s", "../s"]:
+            with pytest.raises(OSError):
+                sandbox.open_socket(str(tmp_path / "real"), bad)
+    finally:
+        srv.close()
+
+
+def test_a_kernel_that_turns_its_sockets_into_links_is_reached_only_as_itself(tmp_path,
+                                                                              unix_listener):  # fmt: skip
+    """A real sandboxed kernel runs the class run's links attacker; a new client made from the
+    grader's connection file still reaches the kernel (through the inodes the manager holds), the
+    grading channel is refused (its name is a link), and the host socket gets no connection."""
+    import asyncio
+
+    from jupyter_client import BlockingKernelClient
+
+    from course.grading import boundary, sandbox
+
+    loop = asyncio.new_event_loop()
+    km = sandbox.kernel_manager_class(sandbox.Limits())(kernel_name="python3")
+    loop.run_until_complete(km.start_kernel(cwd=str(tmp_path)))
+    try:
+        kc = BlockingKernelClient(connection_file=km.connection_file)
+        kc.load_connection_file()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
+        code = LINKS.replace("HOSTSOCK_", unix_listener.getsockname())
+        out = []
+        reply = kc.execute_interactive(code, timeout=60, output_hook=lambda m: out.append(
+            m["content"].get("text", "")))  # fmt: skip
+        assert reply["content"]["status"] == "ok" and "LINKED 5" in "".join(out), out
+        kc.stop_channels()
+        fresh = BlockingKernelClient(connection_file=km.connection_file)
+        fresh.load_connection_file()
+        fresh.start_channels()
+        fresh.wait_for_ready(timeout=60)
+        got = []
+        reply = fresh.execute_interactive("print(6 * 7)", timeout=60, output_hook=lambda m: got.append(
+            m["content"].get("text", "")))  # fmt: skip
+        assert reply["content"]["status"] == "ok" and "42" in "".join(got), got
+        fresh.stop_channels()
+        with pytest.raises(boundary.ChannelError, match="not a socket"):
+            boundary.Channel(km.connection_file)
+        with pytest.raises(BlockingIOError):
+            unix_listener.accept()
+    finally:
+        loop.run_until_complete(km.shutdown_kernel(now=True))
+        loop.close()
+    assert not km._socket_fds

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from course.grading import wire
+from course.grading.sandbox import open_socket
 
 WIRE_SOURCE = Path(wire.__file__).read_text()
 NUMPY_DEFAULT_ERR = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
@@ -427,16 +428,25 @@ class Channel:
         import zmq
         from jupyter_client import BlockingKernelClient
 
+        self.timeout = timeout
+        self.deadline: float | None = None  # a wall-clock limit for a group of calls (one cell)
+        self.calls = 0
+        self.dropped: list[int] = []  # handles of Live objects collected here: freed in the kernel
         self.kc = BlockingKernelClient(connection_file=str(connection_file))
         self.kc.load_connection_file()
         # a reply larger than this is dropped by ZeroMQ before it is parsed (bounded memory); set
         # on the context, before the channel's socket exists (after connecting it does nothing)
         self.kc.context.setsockopt(zmq.MAXMSGSIZE, 2 * wire.MAX_TEXT)
         self.kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
-        self.timeout = timeout
-        self.deadline: float | None = None  # a wall-clock limit for a group of calls (one cell)
-        self.calls = 0
-        self.dropped: list[int] = []  # handles of Live objects collected here: freed in the kernel
+        try:
+            self._install(connection_file)
+        finally:
+            # every call goes through the socket from here on; on a failure, nothing may stay
+            # queued on the client's ZeroMQ context (collecting it would block in term())
+            self.kc.stop_channels()
+            self.kc.context.destroy(linger=0)
+
+    def _install(self, connection_file: str) -> None:
         # The server's socket: beside the connection file, in the folder the kernel binds its
         # own sockets in; from a sandbox (course/grading/sandbox.py) that folder is reached from
         # here through the sandbox's root, ``course_sandbox_root`` in the connection file.
@@ -452,12 +462,20 @@ class Channel:
             raise ChannelError("the grading channel could not be installed in the kernel "
                                f"({reply.get('ename')}: {reply.get('evalue')})")  # fmt: skip
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        fd = None
         try:
             self.sock.settimeout(10)
-            self.sock.connect(root + path)
+            if root:  # never by name: the kernel may have put a link there (sandbox.open_socket)
+                fd = open_socket(root, path)
+                self.sock.connect(f"/proc/self/fd/{fd}")
+            else:
+                self.sock.connect(path)
         except OSError as err:
+            self.sock.close()
             raise ChannelError(f"the grading channel could not be reached ({err})") from None
-        self.kc.stop_channels()  # every call goes through the socket from here on
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def close(self) -> None:
         self.sock.close()

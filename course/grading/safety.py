@@ -98,14 +98,10 @@ def make_safety_classes():
             dirs = [root / "release" / lesson] if lesson else []
             self.kernel_manager_class = sbx.kernel_manager_class(limits, dirs)
             self.log.info("SANDBOX-LIMITS: %s", json.dumps(limits.__dict__))
-            if os.geteuid() == 0:  # RLIMIT_NPROC does not bind for root: a pids cgroup must
-                probe = sbx.pids_cgroup(limits.processes)
-                if probe is None:
-                    self.log.warning("GRADING-SAFETY: grading as root and no pids cgroup can be "
-                                     "made here: the process cap (%d) does not bind (see "
-                                     "INSTRUCTOR.md)", limits.processes)  # fmt: skip
-                else:
-                    sbx.remove_cgroup(probe)
+            if not sbx.process_cap_binds(limits.processes):  # root, and no pids cgroup
+                self.log.warning("GRADING-SAFETY: grading as root and no pids cgroup can be "
+                                 "made here: the process cap (%d) does not bind (see "
+                                 "INSTRUCTOR.md)", limits.processes)  # fmt: skip
 
         def preprocess(self, nb, resources=None, km=None):
             from nbclient import NotebookClient

@@ -8,7 +8,12 @@ nbgrader starts the kernel through a kernel manager; ``SandboxedKernelManager`` 
   kernel binds its sockets in its ipc folder, which inside the sandbox is a tiny tmpfs of its own
   (``Limits.ipc_kb``) holding the connection file read-only; the grader reaches those sockets from
   outside through the sandbox's root, ``/proc/<pid of the sandbox's init>/root/<ipc folder>``, and
-  no host folder is writable from inside;
+  no host folder is writable from inside. The student may replace a socket with a link (to a host
+  socket, or another student's): a link met under ``/proc/<pid>/root`` resolves against the
+  *grader's* root. So no socket of the sandbox is ever connected to by name: ``open_socket`` walks
+  the path one name at a time without following a link and keeps the socket's inode open
+  (``O_PATH``); the grader connects to ``/proc/<grader>/fd/<n>``, through links in a folder of its
+  own (``links/``, for jupyter_client's ``<ip>-<port>`` names);
 - the kernel command is wrapped: ``bwrap <mounts> sh -c 'seed the work dir; exec prlimit <limits>
   python -m ipykernel_launcher -f <connection file>'``.
 
@@ -30,6 +35,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -144,6 +150,17 @@ def pids_cgroup(processes: int) -> Path | None:
     return path
 
 
+def process_cap_binds(processes: int = Limits.processes) -> bool:
+    """Whether ``Limits.processes`` binds here: always for a user (RLIMIT_NPROC), for root only
+    where a pids cgroup can be made (probed by making and removing one)."""
+    if os.geteuid() != 0:
+        return True
+    probe = pids_cgroup(processes)
+    if probe is not None:
+        remove_cgroup(probe)
+    return probe is not None
+
+
 def remove_cgroup(path: Path) -> None:
     """Kill what is left in a sandbox's cgroup and remove it (best effort)."""
     import signal
@@ -245,12 +262,45 @@ def sandbox_init(bwrap_pid: int, wait_s: float = 10.0, exited=lambda: False) -> 
     return None
 
 
+def open_socket(root: str, path: str) -> int:
+    """An ``O_PATH`` descriptor of the Unix socket at ``path`` under ``root`` (a sandbox's
+    ``/proc/<pid>/root``), reached one name at a time with no link followed (``O_NOFOLLOW``) and no
+    ``..``; connect to ``/proc/self/fd/<fd>`` (or ``/proc/<this pid>/fd/<fd>``) to reach exactly
+    that inode, whatever the name points at later. OSError when a name is missing, a link, or the
+    last one is not a socket; the caller closes the descriptor."""
+    names = [n for n in path.split("/") if n not in ("", ".")]
+    if not names or ".." in names:
+        raise OSError(f"not a plain absolute path: {path!r}")
+    fd = os.open(root, os.O_PATH | os.O_DIRECTORY)
+    try:
+        for i, name in enumerate(names):
+            last = i == len(names) - 1
+            flags = os.O_PATH | os.O_NOFOLLOW | (0 if last else os.O_DIRECTORY)
+            nxt = os.open(name, flags, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            raise OSError(f"{path!r} in the sandbox is not a socket")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _ppid(pid: str) -> int | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _close_all(fds: list[int]) -> None:
+    while fds:
+        try:
+            os.close(fds.pop())
+        except OSError:
+            pass
 
 
 def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
@@ -268,6 +318,8 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
             self.connection_file = os.path.join(self._sandbox_dir, "kernel.json")
             self._empty_cwd = tempfile.mkdtemp(prefix="nbg-cwd-")
             weakref.finalize(self, shutil.rmtree, self._empty_cwd, True)
+            self._socket_fds: list[int] = []  # O_PATH descriptors of the kernel's sockets
+            weakref.finalize(self, _close_all, self._socket_fds)
             self._cgroup = pids_cgroup(limits.processes)
             if self._cgroup is not None:
                 weakref.finalize(self, remove_cgroup, self._cgroup)
@@ -287,13 +339,60 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
             root = f"/proc/{init}/root"
             with open(self.connection_file) as f:
                 info = json.load(f)
-            self.ip = info["ip"] = root + info["ip"]
+            ports = [info[f"{c}_port"] for c in ("shell", "iopub", "stdin", "control", "hb")]
+            links = await self._link_sockets(root, info["ip"], ports, proc)
+            self.ip = info["ip"] = os.path.join(links, "k")
             info["course_sandbox_root"] = root
             client = os.path.join(self._sandbox_dir, "client.json")
             fd = os.open(client, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as f:
                 json.dump(info, f)
             self.connection_file = client
+
+        async def _link_sockets(self, root, ip, ports, proc, wait_s: float = 120.0) -> str:
+            """Wait for the kernel's sockets (``<ip>-<port>`` in the sandbox), hold each one's
+            inode (``open_socket``) and link ``links/k-<port>`` to ``/proc/<this pid>/fd/<n>``:
+            every client of this kernel, in this process or another of the grader's, connects
+            through those links to the sockets the kernel bound, never to where a name in the
+            sandbox points. RuntimeError when the kernel exits or binds no socket in ``wait_s``."""
+            import asyncio
+
+            self._close_sockets()
+            links = os.path.join(self._sandbox_dir, "links")
+            shutil.rmtree(links, ignore_errors=True)
+            os.mkdir(links, 0o700)
+            end = time.monotonic() + wait_s
+            for port in ports:
+                while True:
+                    try:
+                        fd = open_socket(root, f"{ip}-{port}")
+                        break
+                    except FileNotFoundError:
+                        pass
+                    except OSError as err:
+                        proc.kill()
+                        proc.wait()
+                        raise RuntimeError(f"grading sandbox: the kernel's socket is not one "
+                                           f"({err})") from None  # fmt: skip
+                    if proc.poll() is not None or time.monotonic() > end:
+                        proc.kill()
+                        proc.wait()
+                        raise RuntimeError("grading sandbox: the kernel did not start (it bound "
+                                           f"no socket within {wait_s:.0f} s)")  # fmt: skip
+                    await asyncio.sleep(0.01)
+                self._socket_fds.append(fd)
+                os.symlink(f"/proc/{os.getpid()}/fd/{fd}", os.path.join(links, f"k-{port}"))
+            return links
+
+        def _close_sockets(self):
+            while self._socket_fds:
+                os.close(self._socket_fds.pop())
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            self._close_sockets()
+            await super()._async_cleanup_resources(restart)
+
+        cleanup_resources = _async_cleanup_resources  # as AsyncKernelManager does
 
         def format_kernel_cmd(self, extra_arguments=None):
             cmd = super().format_kernel_cmd(extra_arguments)
