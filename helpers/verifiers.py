@@ -17,12 +17,20 @@ Where it departs from the lessons' plain description
   unbalanced braces, control characters) and any non-``str`` get a reward of 0.0 and a category
   in bounded, linear time. Numbers longer than ``max_number_chars`` digits, or with an exponent
   larger than that, are refused (``parse_error``) before ``Fraction`` builds a big integer.
-- The "last number" reading fails closed (version 1.1): when the last number of an unboxed
+- The "last number" reading fails closed (version 1.2): when the last number of an unboxed
   response is part of a larger expression the grammar does not parse (a power ``2^{10}``,
   ``5\u00b2``, ``10**3``; a product or sum ``2 * 5``, ``3-5``; a LaTeX group ``\\sqrt{8}``;
+  an argument of a LaTeX command, with or without braces, spaces or an ``[...]`` option,
+  ``\\sqrt 8``, ``\\sqrt[3] 8``, ``\\frac 1 2``, ``1 \\over 2``, ``\\log 8``; a subscript,
+  ``log_2 8``; a function written as a word, ``log 8``, ``sqrt(8)``; a factorial ``5!``;
   digits grouped by spaces, apostrophes or a comma that is not a thousands group, ``1 234 567``,
-  ``1'234'567``, ``1.234,56``; a dash that is not a minus sign, ``\u20135``), the response is a
-  ``parse_error``, never the smaller number. ``\\frac{a}{b}`` in running text is the fraction a/b.
+  ``1'234'567``, ``1.234,56``; any Unicode dash that is not a minus sign, spaces allowed,
+  ``\u2013 5``), the response is a ``parse_error``, never the smaller number.
+  ``\\frac{a}{b}`` in running text is the fraction a/b. Commands that take no number as an
+  argument may stand next to it: spacing (``\\quad``), "so" arrows (``\\Rightarrow``),
+  delimiters (``\\left(``, ``\\end{...}``), and ``\\text{...}`` before it.
+- A percent sign after the number is dropped: ``50%`` and ``50\\%`` read as 50, the number of
+  percent, as the tasks state percentages (a reference of 0.5 does not match it).
 - The specification leaves the tolerance open; ours is stated:
   ``|x - ref| <= max(abs_tol, rel_tol*|ref|)`` with ``abs_tol=1e-6`` (six decimal places) and
   ``rel_tol=1e-9``, compared exactly in rationals,
@@ -83,12 +91,29 @@ _NUMBER_IN_TEXT = re.compile(
 )
 _FRAC = re.compile(r"([-+\u2212]?)\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", re.ASCII)
 # What may not touch the last number of a response read without a box (``read_tail``).
-_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+# Every dash of Unicode (category Pd) but the ASCII hyphen-minus, which is a sign or an operator,
+# and the other minus-like marks (hyphen bullet, modifier minus, heavy minus).
+_DASHES = (  # every Unicode dash (category Pd) is here: a test checks
+    "\u02d7\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2796\u2e17\u2e1a"
+    "\u2e3a\u2e3b\u2e40\u2e5d\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead"
+)
 _SUPERSCRIPTS = "\u00b2\u00b3\u00b9\u2070\u2071\u2074\u2075\u2076\u2077\u2078\u2079" + "".join(
     map(chr, range(0x207A, 0x2080))
 )  # superscript digits, signs, brackets and n
 _OPERATORS = "+-*/^\u2212\u00d7\u00f7\u00b7\u22c5\u2217"  # + - * / ^, minus, times, divide, dots
 _LATEX_OPERATORS = ("\\times", "\\cdot", "\\div", "\\pm", "\\mp", "\\ast")
+# LaTeX commands that may stand next to the last number without taking it as an argument: spacing,
+# arrows of "so", delimiters, and (before the number, with a braced argument of their own) text.
+_SPACING_COMMANDS = frozenset("quad qquad enspace thinspace medspace thickspace".split())
+_SO_COMMANDS = frozenset("therefore implies Rightarrow Longrightarrow rightarrow to iff".split())
+_TEXT_COMMANDS = frozenset("text textbf textit textrm textnormal mbox emph".split())
+_DELIMITER_COMMANDS = frozenset(
+    "left right bigl bigr Bigl Bigr biggl biggr Biggl Biggr langle rangle lbrace rbrace end".split()
+)
+# Function names written as words ("log 8", "sqrt(8)"): the number is their argument.
+_FUNCTION_WORDS = frozenset("log ln lg exp sqrt sin cos tan cot sec csc".split())
+_COMMAND_AT_END = re.compile(r"\\([A-Za-z]+)\*?$")
+_MAX_ATOM = 200  # characters of one {...} or [...] group read backwards (bounded work)
 _GROUP_SPACES = " \u00a0\u2007\u2009\u202f"  # space, no-break, figure, thin, narrow no-break
 _APOSTROPHES = "'\u2019"
 _BOXED = "\\boxed{"
@@ -167,8 +192,6 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
         return "inside a LaTeX group ({...}: a power, a root, a macro argument, {,})"
     if right in _SUPERSCRIPTS:
         return "followed by a superscript (a power)"
-    if left in _DASHES and not signed:
-        return "after a dash that is not a minus sign"
     if left in _APOSTROPHES and start > 1 and text[start - 2].isdigit():
         return "digits grouped by an apostrophe"
     if left == "," and start > 1 and text[start - 2] in "0123456789":
@@ -180,15 +203,82 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
         and re.fullmatch(r"[0-9]{3}(?:\.[0-9]+)?", token, re.ASCII)
     ):
         return "digits grouped by spaces"
-    before = text[:start].rstrip(_GROUP_SPACES + "\t") or "\n"
-    after = text[end:].lstrip(_GROUP_SPACES + "\t") or "\n"
+    before = text[max(0, start - 4 * _MAX_ATOM) : start].rstrip(_SPACE) or "\n"
+    after = text[end : end + 64].lstrip(_SPACE) or "\n"
     if before[-1] in _OPERATORS or before.endswith(_LATEX_OPERATORS):
         return "after an operator (part of a sum, product, quotient or power)"
     if after[0] in _OPERATORS or after.startswith(_LATEX_OPERATORS):
         return "before an operator (part of a sum, product or power)"
+    if before[-1] in _DASHES and not signed:
+        return "after a dash that is not a minus sign"
+    if right == "!":
+        return "followed by ! (a factorial)"
     if right == "\\" and text[end + 1 : end + 2].isalpha():
         return "followed by a LaTeX macro"
+    command = _COMMAND_AT_START.match(after)
+    if command and command.group(1) not in _HARMLESS_COMMANDS | _TEXT_COMMANDS:
+        return "before a LaTeX command (81 \\sqrt{2}: a product)"
+    return _argument_of(before)
+
+
+_SPACE = _GROUP_SPACES + "\t"
+_COMMAND_AT_START = re.compile(r"\\([A-Za-z]+)")
+_HARMLESS_COMMANDS = _SPACING_COMMANDS | _SO_COMMANDS | _DELIMITER_COMMANDS
+
+
+def _strip_argument(s: str) -> tuple[str, str] | None:
+    """Remove one LaTeX argument from the end of ``s``: a ``{...}`` or ``[...]`` group (of at most
+    ``_MAX_ATOM`` characters), an opening ``(``, a run of digits, or one letter standing alone.
+    ``(rest, kind)``, or None when ``s`` does not end in one."""
+    c = s[-1:]
+    if c in ("}", "]"):
+        opener = "{" if c == "}" else "["
+        depth = 0
+        for j in range(len(s) - 1, max(-1, len(s) - 1 - _MAX_ATOM), -1):
+            depth += (s[j] == c) - (s[j] == opener)
+            if depth == 0:
+                return s[:j], "group" if c == "}" else "option"
+        return None
+    if c == "(":
+        return s[:-1], "paren"
+    if c in "0123456789":
+        j = len(s)
+        while j > 0 and s[j - 1] in "0123456789.,":
+            j -= 1
+        return s[:j], "number"
+    if c.isascii() and c.isalpha() and (len(s) == 1 or not (s[-2].isalnum() or s[-2] == "\\")):
+        return s[:-1], "letter"
     return None
+
+
+def _argument_of(before: str) -> str | None:
+    """Why the number after ``before`` (right-stripped) is an argument of what precedes it: a
+    LaTeX command (``\\sqrt 8``, ``\\sqrt[3] 8``, ``\\frac 1 2``, ``1 \\over 2``, ``\\log 8``),
+    a subscript or superscript (``log_2 8``) or a function written as a word (``log 8``,
+    ``sqrt(8)``); None when it is none of these. Reads at most three arguments back."""
+    s, kinds = before, []
+    for _ in range(4):
+        command = _COMMAND_AT_END.search(s[-64:])
+        if command:
+            name = command.group(1)
+            if name in _HARMLESS_COMMANDS or (name in _TEXT_COMMANDS and kinds[-1:] == ["group"]):
+                return None
+            return "an argument of a LaTeX command (\\sqrt 8, \\frac 1 2, 1 \\over 2, \\log 8)"
+        if s.endswith("_") or (s.endswith("^") and kinds):
+            return "after a subscript or superscript (log_2 8)"
+        if kinds in ([], ["paren"]):
+            word = _WORD_AT_END.search(s[-16:])
+            if word and word.group(1).lower() in _FUNCTION_WORDS:
+                return "an argument of a function (log 8, sqrt(8))"
+        stripped = _strip_argument(s)
+        if stripped is None:
+            return None
+        s, kind = stripped[0].rstrip(_SPACE), stripped[1]
+        kinds.append(kind)
+    return None
+
+
+_WORD_AT_END = re.compile(r"(?<![A-Za-z])([A-Za-z]+)$")
 
 
 def read_tail(text: str) -> tuple[str | None, str | None]:
@@ -263,7 +353,9 @@ def verify_numeric_answer(
     3. Compare in rationals: correct iff ``|x - ref| <= max(abs_tol, rel_tol * |ref|)``.
 
     Defaults: ``abs_tol=1e-6`` (a decimal correct to six places matches, so ``\\boxed{3/7}``
-    matches "0.428571"), ``rel_tol=1e-9`` (an integer answer below 10**9 must be exact).
+    matches "0.428571"), ``rel_tol=1e-9``. So an integer reference is not compared exactly:
+    ``12.0000001`` matches 12 (through ``abs_tol``); a wrong *integer* never matches an integer
+    reference below 10**9, and from 10**9 up ``rel_tol * |ref| >= 1`` lets an off-by-one pass.
     Responses over ``max_chars`` characters are ``too_long`` (``None``: no cap). Never raises for
     any ``response`` or ``reference``; raises ``ValueError`` only for negative, NaN or infinite
     tolerances. The tolerances are read as the decimals they are written as (``Fraction("1e-06")``).
@@ -427,8 +519,11 @@ _NUMERIC_RULES = (
     "extract: contents of the last \\boxed{ (innermost if nested; must be one number); "
     "else the last standalone number, fraction or \\frac{a}{b} in the text",
     "the last-number reading fails closed: a last number touching a power, superscript, "
-    "operator, LaTeX group or macro, a dash that is not a minus sign, or digits grouped by "
-    "spaces, apostrophes or a glued comma is a parse_error",
+    "operator, LaTeX group or macro, an argument of a LaTeX command (\\sqrt 8, \\sqrt[3] 8, "
+    "\\frac 1 2, 1 \\over 2), a subscript (log_2 8), a function word (log 8, sqrt(8)), a "
+    "factorial (5!), a Unicode dash that is not a minus sign (spaces allowed), or digits "
+    "grouped by spaces, apostrophes or a glued comma is a parse_error",
+    "a percent sign after the last number is dropped: 50% reads as 50",
     "an unclosed last \\boxed{ is a parse_error; text with no number is no_answer",
     "thousands separators: 1-3 digits then groups of exactly 3 ('1,234', '1{,}234'); "
     "'1, 2' is a list",
@@ -440,12 +535,12 @@ _NUMERIC_RULES = (
     "responses over max_chars characters are too_long; non-str is invalid_input",
 )
 
-NUMERIC = Verifier("numeric", "1.1", _NUMERIC_RULES, dict(_NUMERIC_CONFIG), _numeric)
+NUMERIC = Verifier("numeric", "1.2", _NUMERIC_RULES, dict(_NUMERIC_CONFIG), _numeric)
 """``verify_numeric_answer`` as a task verifier: ``NUMERIC(task, completion)``."""
 
 verify_arithmetic = Verifier(
     "arithmetic",
-    "1.1",
+    "1.2",
     (
         "family 'arithmetic' (free response): the numeric rules, see the 'numeric' passport",
         "other families: the last standalone number in the completion (same number grammar, "
@@ -488,7 +583,8 @@ verify_arithmetic_sloppy = Verifier(
 
 A policy can hack it by emitting many numbers or repeating both options ("81 or 79"): some
 substring is the sum, so the reward is 1 while the final answer is wrong or absent. The strict
-``verify_arithmetic`` rejects the same completions; compare both on held-out prompts.
+``verify_arithmetic`` reads only the last integer: it rejects " 810" and " 81 or 79", but it still
+pays an echo that ends on the sum (" 79 or 81"); compare both on held-out prompts.
 """
 
 VERIFIERS = {

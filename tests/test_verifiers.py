@@ -265,6 +265,23 @@ FAIL_CLOSED = [
     (r"\sqrt{8}", "8", "parse_error"),  # inside a LaTeX group
     (r"\textbf{81}", "81", "parse_error"),  # also a group: box it instead
     (r"81\text{ cm}", "81", "parse_error"),  # followed by a macro
+    # an argument of a LaTeX command, without braces (version 1.2)
+    (r"\frac 1 2", "2", "parse_error"),
+    (r"1 \over 2", "2", "parse_error"),
+    (r"\sqrt 8", "8", "parse_error"),
+    (r"2\sqrt 2", "2", "parse_error"),
+    (r"\binom 5 2", "2", "parse_error"),
+    (r"\sqrt[3] 8", "8", "parse_error"),
+    (r"\log 8", "8", "parse_error"),
+    (r"\frac{1} 2", "2", "parse_error"),
+    (r"81 \pi", "81", "parse_error"),  # a product
+    ("log_2 8", "8", "parse_error"),  # a subscript
+    ("log 8", "8", "parse_error"),  # a function written as a word
+    ("sqrt(8)", "8", "parse_error"),
+    ("x = \u2013 5", "5", "parse_error"),  # a dash, then a space
+    ("x = \uff0d 5", "5", "parse_error"),
+    ("x = \u2014 5", "5", "parse_error"),
+    ("5!", "5", "parse_error"),  # a factorial
 ]
 
 
@@ -294,6 +311,12 @@ def test_tail_reading_fails_closed(response, reference, category):
         ("the answer \u2013 as computed \u2013 is 81", "81"),
         ("5\u2014", "5"),  # a dash after the number is punctuation
         ("Score: 139 or 140", "140"),
+        (r"\text{The answer is } 81", "81"),  # text before the number is not its command
+        (r"x = 81 \quad", "81"),
+        (r"\Rightarrow 81", "81"),
+        (r"$\left( 81 \right)$", "81"),
+        ("the catalog lists 81", "81"),  # a word that ends like a function name is not one
+        (r"81\%", "81"),  # a percent sign is dropped: 81% reads as 81 (the docstring says so)
     ],
 )
 def test_tail_reading_keeps_well_formed_answers(response, reference):
@@ -337,6 +360,100 @@ def test_tolerance_false_positives_are_documented():
     assert cat(r"\boxed{1e-7}", "5e-7") == "correct"  # 4e-7 <= abs_tol
     assert cat("0", "9e-7") == "correct"
     assert cat("123456789100", "123456789012", rel_tol=0) == "wrong"
+
+
+# --- the fail-closed reading as a class: generated spellings (issue: \\frac 1 2 was paid) ---
+
+from helpers import verifiers as V  # noqa: E402
+
+SPACES = st.text(alphabet=V._GROUP_SPACES + "\t", max_size=3)
+SOME_SPACE = st.text(alphabet=V._GROUP_SPACES + "\t", min_size=1, max_size=3)
+ANSWER = st.integers(0, 10**6).map(str)
+LEAD = st.sampled_from(["", "so the answer is ", "$", "We get $x = ", "Thus "])
+COMMAND = st.from_regex(r"[A-Za-z]{1,10}", fullmatch=True).filter(
+    lambda n: n not in V._HARMLESS_COMMANDS | V._TEXT_COMMANDS
+)
+ARGUMENT = st.one_of(
+    st.integers(0, 999).map(str),
+    st.sampled_from(list("abnxy")),
+    st.integers(0, 999).map(lambda k: "{" + str(k) + "}"),
+    st.sampled_from(["{x}", "{a+b}", "{\\pi}"]),
+)
+
+
+@st.composite
+def command_spellings(draw):
+    """``\\cmd[opt] arg N``: the answer N as the first or later argument of a LaTeX command."""
+    parts = [draw(LEAD), "\\" + draw(COMMAND) + draw(st.sampled_from(["", "*"]))]
+    if draw(st.booleans()):
+        parts.append(draw(SPACES) + "[" + draw(st.sampled_from(["3", "n", "k+1"])) + "]")
+    for _ in range(draw(st.integers(0, 2))):
+        arg = draw(ARGUMENT)
+        parts.append((draw(SPACES) if arg[0] == "{" else draw(SOME_SPACE)) + arg)
+    last = parts[-1][-1]
+    parts.append((draw(SPACES) if last in "}]" else draw(SOME_SPACE)) + draw(ANSWER))
+    return "".join(parts)
+
+
+@FUZZ
+@given(spelling=command_spellings())
+def test_an_argument_of_a_latex_command_is_never_read(spelling):
+    token, _ = read_tail(spelling)
+    r = verify_numeric_answer(spelling, token)
+    assert r.category == "parse_error" and r.detail, (spelling, r)
+
+
+@FUZZ
+@given(lead=LEAD, n=ANSWER, gap=SPACES, command=COMMAND, sep=SOME_SPACE)
+def test_a_latex_command_after_the_number_is_a_product(lead, n, gap, command, sep):
+    r = verify_numeric_answer(f"{lead}{n}{sep}\\{command}{gap}", n)
+    assert r.category == "parse_error", r
+
+
+def test_the_dash_set_is_unicodes():
+    import unicodedata
+
+    pd = {c for c in map(chr, range(0x110000)) if unicodedata.category(c) == "Pd"}
+    assert pd - {"-"} <= set(V._DASHES), sorted(pd - {"-"} - set(V._DASHES))
+
+
+@FUZZ
+@given(lead=LEAD, dash=st.sampled_from(V._DASHES), gap=SPACES, gap2=SPACES, n=ANSWER)
+def test_a_dash_before_the_number_is_never_a_minus(lead, dash, gap, gap2, n):
+    r = verify_numeric_answer(f"{lead}{gap}{dash}{gap2}{n}", n)
+    assert r.category == "parse_error", r
+
+
+@FUZZ
+@given(
+    lead=LEAD,
+    n=ANSWER,
+    sub=ARGUMENT,
+    word=st.sampled_from(sorted(V._FUNCTION_WORDS)),
+    caps=st.booleans(),
+    sep=SOME_SPACE,
+    paren=st.booleans(),
+)
+def test_subscripts_functions_and_factorials(lead, n, sub, word, caps, sep, paren):
+    word = word.capitalize() if caps else word
+    assert cat(f"{lead}{word}_{sub}{sep}{n}", n) == "parse_error"
+    assert cat(f"{lead}{word}({n})" if paren else f"{lead}{word}{sep}{n}", n) == "parse_error"
+    assert cat(f"{lead}{n}!", n) == "parse_error"
+
+
+@FUZZ
+@given(
+    lead=LEAD,
+    n=ANSWER,
+    sep=SOME_SPACE,
+    text=st.text(alphabet="abc :=", max_size=12),
+    harmless=st.sampled_from(sorted(V._SPACING_COMMANDS | V._SO_COMMANDS)),
+)
+def test_commands_that_take_no_number_may_stand_next_to_it(lead, n, sep, text, harmless):
+    # (glued to the brace, "\\text{is}81", the number is read as inside the group: refused)
+    assert cat(f"{lead}\\text{{{text}}}{sep}{n}", n) == "correct"
+    assert cat(f"{lead}\\{harmless} {n}", n) == "correct"
+    assert cat(f"{lead}{n} \\{harmless}", n) == "correct"
 
 
 # --- bounded time ------------------------------------------------------------------------------
@@ -629,8 +746,8 @@ def test_passport_hash_is_pinned():
 
 
 PINNED = {
-    "numeric": "0b5a88c371ede0a8",
-    "arithmetic": "c370ace65fa4d0d7",
+    "numeric": "55022e345778e4e1",
+    "arithmetic": "ba45a35e9717dc6a",
     "format": "f8886095093c40e3",
     "arithmetic_sloppy": "b1a5caa94fcad5bc",
 }

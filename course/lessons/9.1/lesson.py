@@ -487,15 +487,20 @@ print(
 # ## 9.1.4 A numeric verifier: useful core, explicit limits
 #
 # The reference `verify_numeric_answer(response, reference, *, rel_tol=1e-9, abs_tol=1e-6, ...)`
-# (version 1.1 of the `numeric` passport) follows a narrow contract that can be tested:
+# (version 1.2 of the `numeric` passport) follows a narrow contract that can be tested:
 #
 # 1. take the contents of the last `\boxed{...}` when there is one (they must be one number);
 # 2. otherwise take the last standalone number, fraction or `\frac{a}{b}` in the text; this reading
 #    **fails closed**: if that number is part of a larger expression the grammar does not parse
-#    (a power `2^{10}`, `5²`, `10**3`; an operator `3-5`, `2 * 5`; a LaTeX group `\sqrt{8}`; digits
-#    grouped by spaces or apostrophes, `1 234 567`, `1'234'567`; a comma glued to a digit,
-#    `1.234,56`; a dash that is not a minus sign, `–5`, `－5`), the result is `parse_error`, never
-#    the smaller number it could read;
+#    (a power `2^{10}`, `5²`, `10**3`; an operator `3-5`, `2 * 5`; a LaTeX group `\sqrt{8}`; an
+#    argument of a LaTeX command written without braces, `\sqrt 8`, `\sqrt[3] 8`, `\frac 1 2`,
+#    `1 \over 2`, `\log 8`; a subscript, `log_2 8`; a function written as a word, `log 8`,
+#    `sqrt(8)`; a factorial, `5!`; digits grouped by spaces or apostrophes, `1 234 567`,
+#    `1'234'567`; a comma glued to a digit, `1.234,56`; any dash that is not a minus sign, with or
+#    without a space, `–5`, `– 5`, `－5`), the result is `parse_error`, never the smaller number it
+#    could read. These are classes, not lists: the tests generate spellings of each (any command
+#    name, spaces, options) rather than naming a few. A percent sign is dropped (`50%` reads as
+#    50, the number of percent);
 # 3. remove thousands separators (`1,234`, LaTeX's `1{,}234`); read `\frac{a}{b}` (also `\dfrac`,
 #    `\tfrac`) as the fraction $a/b$;
 # 4. parse exactly with `fractions.Fraction` (never `float`);
@@ -591,9 +596,11 @@ print(flags)
 # `parse_error` (or are read whole, as `\frac{1}{2}` and `1{,}234` are) and the `detail` says why:
 
 # %%
-for resp in ["2^{10}", "5\u00b2", "x = \u20135", "1 234 567", "1.234,56", r"\sqrt{8}", "3-5"]:
+for resp in ["2^{10}", "5\u00b2", "x = \u20135", "x = \u2013 5", "1 234 567", "1.234,56",
+             r"\sqrt{8}", r"\sqrt[3] 8", r"\frac 1 2", "log_2 8", "3-5", "5!"]:
     r = verify_numeric_answer(resp, "5")
     print(f"{resp!r:<14} {r.category:<12} extracted={r.extracted!r:<8} {r.detail}")
+    assert r.category == "parse_error" and r.detail, resp
 
 # %% [markdown]
 # The robustness rows (zero denominator, NaN, overflow, braces, 30 000 characters) all land in a
@@ -646,11 +653,23 @@ for ref, resp, human in PRECISION_ROWS:
 # Neither contract is simply right. The stated-precision rule removes all four tolerance FPs, but
 # it rejects a correct seven-place decimal for `3/7` and reads a reference written "0.5" as "one
 # decimal place", accepting 0.54. The course keeps the tolerance contract (the graded exercise and
-# the later lessons use it, and the course's tasks store exact integer or fraction references, where
-# it behaves like exact comparison below $10^9$) and states its false positives here instead. A
+# the later lessons use it, and the course's tasks store exact integer or fraction references; there
+# a wrong *integer* is never paid below $10^9$, though a non-integer within $10^{-6}$ is, as the
+# cell below checks) and states its false positives here instead. A
 # run that uses large integers or tiny decimals should pass `rel_tol=0` or a smaller `abs_tol`:
-# the passport records the choice.
-#
+# the passport records the choice. For an integer reference $r < 10^9$ and an integer $x \ne r$,
+# $|x-r| \ge 1 > \max(10^{-6}, 10^{-9} r)$; at $r = 10^9$ the relative term reaches 1:
+
+# %%
+rng_int = np.random.default_rng(0)
+refs = [0, 1, 12, 999_999_999, *rng_int.integers(0, 10**9, 200).tolist()]
+pairs = [(r, r + d) for r in refs for d in (-2, -1, 1, 2) if r + d >= 0]
+assert all(verify_numeric_answer(str(x), str(r)).category == "wrong" for r, x in pairs)
+assert verify_numeric_answer(r"\boxed{12.0000001}", "12").category == "correct"  # within abs_tol
+assert verify_numeric_answer("1000000001", "1000000000").category == "correct"  # rel_tol * r = 1
+print("wrong integers paid below 10**9: none;", "12.0000001 for 12: paid;", "10**9 + 1 for 10**9: paid")
+
+# %% [markdown]
 # **A second opinion.** Hugging Face's `math-verify` (version 0.9.0, pinned by the course) parses
 # LaTeX into SymPy and compares expressions. The same table, side by side (it runs offline; the
 # cell skips it when the package is missing):
@@ -1027,7 +1046,8 @@ assert p_info(0.3, 1) == 0.0, "a group of one response is never informative (G =
 
 # %% [markdown]
 # Now the cost of a batch from a mixed pool. Average the per-prompt probability; do not plug in
-# the pooled success rate (9.1.5). You may call your `p_info`.
+# the pooled success rate (9.1.5). You may call your `p_info`; the tests then run it too, so a
+# bug in `p_info` costs marks in both cells (fix `p_info` first: its own tests say what is wrong).
 
 
 # %% [solution] id=expected_draws

@@ -158,7 +158,8 @@ def dr_grpo_advantages(rewards: np.ndarray) -> np.ndarray:
 
     Args:
         rewards: array-like of shape (G,) (one group) or (B, G) (B groups, one per row), any real
-            dtype. Not modified.
+            dtype. Not modified. Other shapes are outside the contract and are not graded (this
+            reference raises ValueError for them).
 
     Returns:
         np.ndarray of dtype float64 and the same shape: r - mean(r) along the last axis (the mean of
@@ -775,7 +776,8 @@ for sigma in (0.01, 0.05):
 # ### Graded: the GSPO ratio and objective
 # Match TRL's `importance_sampling_level="sequence"`: the log-ratio is averaged over active tokens with
 # the count clamped to at least 1 (`mask.sum(-1).clamp(min=1)`), so a response with no active token
-# has $s_i = e^0 = 1$.
+# has $s_i = e^0 = 1$. `gspo_objective` may call your `gspo_sequence_ratio`; its tests then run it
+# too, so a bug in the ratio costs marks in both cells (fix the ratio first).
 
 
 # %% [solution] id=gspo_sequence_ratio

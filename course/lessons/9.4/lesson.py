@@ -818,8 +818,8 @@ def stop_rates(stop_reason, parse_ok) -> dict[str, float]:
     Args:
         stop_reason: sequence of N strings, each "eos" (the model emitted end-of-sequence) or "length"
             (cut by the generation budget); the convention of ``helpers.sampling``.
-        parse_ok: array-like (N,) of bools: the verifier's parser extracted an answer. Entries of
-            truncated responses are ignored.
+        parse_ok: array-like (N,) of bools or 0/1 integers (1 = True): the verifier's parser
+            extracted an answer. Entries of truncated responses are ignored.
 
     Returns:
         dict of Python floats:

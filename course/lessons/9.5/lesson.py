@@ -837,8 +837,9 @@ def clip_fractions(
 
 def kl_to_reference(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -> float:
     """Mean per-token k3 estimate of KL(policy || reference) over active tokens; logp and ref_logp
-    (N, T) are log-probs of tokens sampled from the policy; mask (N, T). A Python float (NaN when
-    no token is active)."""
+    (N, T) are log-probs of tokens sampled from the policy; mask (N, T). Values at masked positions
+    are arbitrary finite numbers (float32 -100.0 included): mask them out before exp, as in
+    ``clipped_grpo_loss``. A Python float (NaN when no token is active)."""
     ### BEGIN SOLUTION
     n = float(mask.sum())
     if n == 0:
@@ -1755,7 +1756,7 @@ def _exact_choice(task: Task, completion, *, max_chars: int) -> Verdict:
     if len(completion) > max_chars:
         return Verdict(0.0, "too_long")
     text = completion.strip().removesuffix(".").strip()
-    if not text.isdigit() or len(text) > 6:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:  # str.isdigit alone: "٨١", "²"
         return Verdict(
             0.0, "parse_error" if last_number(text) else "no_answer", {"text": text[:40]}
         )
@@ -1769,7 +1770,7 @@ def _exact_choice(task: Task, completion, *, max_chars: int) -> Verdict:
 
 verify_choice_exact = Verifier(
     "arithmetic_choice_exact",
-    "1.0",
+    "1.1",
     (
         "completion stripped of spaces and one trailing '.' must be a single integer (ASCII digits)",
         "the integer must be one of the task's two options, and equal to task.answer",

@@ -35,7 +35,7 @@ _k = kl_to_reference(
     torch.tensor([[-1.0, -1.0]]), torch.tensor([[-3.0, -1.5]]), torch.tensor([[1.0, 1.0]])
 )
 assert math.isclose(_k, (math.exp(-2) + 1 + math.exp(-0.5) - 0.5) / 2, rel_tol=1e-6), _k
-# contract: kl-k3 (only active tokens count: float32 log-probs of -100 at a masked position, whose
+# contract: kl-masked (only active tokens count: float32 log-probs of -100 at a masked position, whose
 # k3 overflows to inf, change nothing)
 _k = kl_to_reference(
     torch.tensor([[-1.0, -100.0, -2.0]]),
