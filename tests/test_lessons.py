@@ -16,6 +16,7 @@ from nbclient import NotebookClient
 from course.build_lessons import LESSONS, trusted_tests
 from tests.conftest import ROOT
 from tests.nbgrader_course import Course, graded_cells
+from tests.test_figures import check_figures
 
 SOLUTION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.S)
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
@@ -56,15 +57,18 @@ def protected_lines(lesson: str) -> set[str]:
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_source_notebook_runs_top_to_bottom(lesson):
+def test_source_notebook_runs_top_to_bottom(lesson, tmp_path, monkeypatch):
     nb = nbformat.read(source_nb(lesson), as_version=4)
     os.environ.setdefault("COURSE_SMOKE", "1")
+    figures = tmp_path / "figures.jsonl"  # helpers/figures.py: what each quoted figure printed
+    monkeypatch.setenv("COURSE_FIGURES", str(figures))
     client = NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(source_nb(lesson).parent)}})  # fmt: skip
     client.execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]  # fmt: skip
     assert not errors
+    check_figures(lesson, figures)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -31,6 +31,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from helpers import selfcheck
+from helpers.figures import quote
 from helpers.runtime import GRADING, SMOKE
 from helpers.tasks import make_tasks
 from helpers.verifiers import (
@@ -399,15 +400,22 @@ fn_rate = 0.4  # a verifier that misses 40% of correct answers, whatever the beh
 runs = {"sloppy verifier (false positives)": R_sloppy, "final-answer verifier": R_true,
         f"final-answer, {fn_rate:.0%} false negatives": (1 - fn_rate) * R_true}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+true_acc = {}
 for name, R in runs.items():
     hist = ascend(R)
+    true_acc[name] = hist @ R_true
     axes[0].plot(hist[:, 1], label=name)
-    axes[1].plot(hist @ R_true, label=name)
+    axes[1].plot(true_acc[name], label=name)
 axes[0].set(title='probability of the "print both options" behaviour', xlabel="update step")
 axes[1].set(title="true accuracy (final-answer verifier)", xlabel="update step")
 axes[0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
+# the text's "about 150 steps": the first step where the two true accuracies differ by over 0.01
+gap = np.abs(true_acc["sloppy verifier (false positives)"] - true_acc["final-answer verifier"])
+first_gap = int(np.argmax(gap > 0.01))
+print(f"true accuracies first differ by more than 0.01 at step {quote('9.1:first_gap_step', first_gap)}")
+assert 140 <= first_gap <= 160 and gap[first_gap + 8] > 0.1  # then the collapse within a few steps
 
 
 # %%
@@ -430,8 +438,9 @@ for step in range(301):
 both_beats = sum(r[1] for r in rows)
 falling = [r for r in rows if r[1] and r[2] < 0]
 print(f'"both": R_j > J at {both_beats} of 301 steps, so its logit rises at every one of them;')
-print(f"yet its probability falls at {len(falling)} of those steps (first {falling[0][0]}, "
-      f"last {falling[-1][0]}); min probability {min(r[3] for r in rows):.4f} "
+print(f"yet its probability falls at {quote('9.1:both_falls_steps', len(falling))} of those steps "
+      f"(first {falling[0][0]}, last {falling[-1][0]}); min probability "
+      f"{quote('9.1:both_min_p', min(r[3] for r in rows), '.4f')} "
       f"at step {min(rows, key=lambda r: r[3])[0]}")
 _pi0 = softmax(np.array([2.0, -3.0, 0.0]))
 _adv0 = R_sloppy - _pi0 @ R_sloppy
@@ -443,8 +452,9 @@ print(f"step 0: pi_j (R_j - J) = {_pi0[1] * _adv0[1]:.5f}  <  sum_k pi_k^2 (R_k 
 # sloppy verifier that rare behaviour is paid 1.0, more than honest solving earns, so its logit
 # rises from the first step. Its probability first dips (while solving is the bulk of the policy,
 # solving gains mass faster: the condition above fails), then takes over,
-# and true accuracy falls to the coin-flip level. Note the timing: for about 140 steps the sloppy
-# run is indistinguishable from the honest one, then it collapses within a few steps; a reward
+# and true accuracy falls to the coin-flip level. Note the timing: for about 150 steps the sloppy
+# run is indistinguishable from the honest one (the true accuracies first differ by more than 0.01 at
+# step 152<!--fig:9.1:first_gap_step-->), then it collapses within a few steps; a reward
 # curve alone (here it *rises* throughout) would never show it. Under the final-answer verifier the
 # loophole dies out. The
 # 40% false-negative verifier scales every reward by $0.6$: same winner, just slower (the gradient
@@ -828,8 +838,9 @@ print(f"B={B}, G={G}, p={p}: formula B/P_info = {B / P:.2f}, simulated mean = {d
 # Substituting the pooled rate $\bar p$ is wrong, and wrong in a known direction:
 # $\partial_p^2 P_{\text{info}} = -G(G-1)\,[p^{G-2}+(1-p)^{G-2}] \le 0$, so $P_{\text{info}}$ is
 # concave in $p$, and by Jensen's inequality the average of $P_{\text{info}}(p_j)$ is at most
-# $P_{\text{info}}(\bar p)$. The pooled rate always *over*states the informative fraction and
-# *under*states the cost. Example: a pool where half the prompts are solved always and half never.
+# $P_{\text{info}}(\bar p)$. The pooled rate never *under*states the informative fraction (never
+# *over*states the cost); for $G\ge2$ the concavity is strict, so it overstates the fraction
+# whenever the $p_j$ differ, and is exact only when they are all equal (or $G=1$). Example: a pool where half the prompts are solved always and half never.
 
 # %%
 pool = np.array([0.0] * 50 + [1.0] * 50)
@@ -1059,7 +1070,8 @@ def expected_draws(success_rates: np.ndarray, B: float, G: int) -> float:
 
         E[N] = B / mean_j P_info(p_j, G)        (the mean over the J prompts of the pool),
 
-    NOT B / P_info(mean_j p_j, G): the pooled success rate overstates the informative fraction.
+    NOT B / P_info(mean_j p_j, G): the pooled success rate never understates the informative
+    fraction, and overstates it whenever the p_j differ (G >= 2).
 
     Args:
         success_rates: array-like of shape (J,), J >= 1, each entry in [0, 1]: the per-prompt

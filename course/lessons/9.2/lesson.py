@@ -551,12 +551,12 @@ plt.show()
 #
 # **The condition behind both statements.** They hold for the estimator written above: the
 # *summed* log-probability of the whole response, $\nabla\log\pi(o_i)=\sum_t\nabla\log\pi(o_{i,t}\mid\cdot)$,
-# with the same weight for every response. A baseline $b$ that does not depend on $o_i$ then adds
-# $b\,\mathbb E[\nabla\log\pi(o_i)]=0$. Canonical GRPO weights each response by $1/|o_i|$ (mean
-# over its own tokens). With variable lengths the baseline adds
-# $b\,\mathbb E\big[\nabla\log\pi(o_i)/|o_i|\big]=b\,\nabla\,\mathbb E\big[1/|o_i|\big]$, which is not zero:
-# a response-independent baseline is no longer gradient-neutral, and a positive one pushes towards
-# longer responses whatever their reward [9.2-15]. This is the length weighting that lesson 9.3.2
+# with the same weight for every response. A baseline $b$ that does not depend on $o_i$ enters as
+# $r_i-b$, so it adds $-b\,\mathbb E[\nabla\log\pi(o_i)]=0$. Canonical GRPO weights each response
+# by $1/|o_i|$ (mean over its own tokens). With variable lengths the baseline adds
+# $-b\,\mathbb E\big[\nabla\log\pi(o_i)/|o_i|\big]=-b\,\nabla\,\mathbb E\big[1/|o_i|\big]$, which is not
+# zero: a response-independent baseline is no longer gradient-neutral, and a positive one moves
+# $\mathbb E[1/|o|]$ down, towards longer responses, whatever their reward [9.2-15]. This is the length weighting that lesson 9.3.2
 # takes apart. Exact checks below: first by enumerating every group of $G$ draws from a 3-action
 # policy (summed log-probs, the setting of the derivation), then the $1/|o_i|$ case.
 

@@ -1,0 +1,116 @@
+"""Figures the text quotes come from the code (helpers/figures.py): every ``<!--fig:KEY-->``
+marker in a lesson's text or in the claims registry names a ``quote("KEY", ...)`` in that lesson's
+code, every quote is quoted somewhere, the student's notebooks show no marker, and (called from
+tests/test_lessons.py, which runs each lesson) the number written before each marker is the text
+the code produced on this run."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+
+from course.build_lessons import FIGURE_MARKER, LESSONS
+from helpers.figures import ANY_MARKER, MARKER, quote, strip_markers
+from tests.conftest import ROOT
+
+REGISTRY = ROOT / "course" / "Module_9_Sources.md"
+QUOTE_CALL = re.compile(r"""quote\(\s*["'](9\.[1-5]:[A-Za-z0-9_]+)["']""")
+
+
+def lesson_source(lesson: str) -> str:
+    return (ROOT / "course" / "lessons" / lesson / "lesson.py").read_text()
+
+
+def markers(lesson: str) -> list[tuple[str, str, str]]:
+    """(where, quoted text, key) of every marker of ``lesson``: in its lesson.py and in the
+    registry (any row: a key names its lesson)."""
+    out = []
+    for where, text in (("lesson.py", lesson_source(lesson)), ("registry", REGISTRY.read_text())):
+        for m in MARKER.finditer(text):
+            if m["key"].startswith(lesson + ":"):
+                out.append((where, m["text"], m["key"]))
+    return out
+
+
+def check_figures(lesson: str, figures_file: Path) -> None:
+    """After a run of ``lesson`` with COURSE_FIGURES=figures_file: every quoted number is what
+    the code produced."""
+    got: dict[str, str] = {}
+    if figures_file.exists():
+        for line in figures_file.read_text().splitlines():
+            row = json.loads(line)
+            got[row["key"]] = row["text"]
+    wrong = [(where, key, text, got.get(key)) for where, text, key in markers(lesson)
+             if got.get(key) != text]  # fmt: skip
+    assert not wrong, (
+        "numbers in the text that are not what the code printed on this run "
+        f"(where, key, text, code): {wrong}"
+    )
+
+
+def test_every_marker_is_well_formed_and_names_a_quote_in_its_lesson():
+    texts = {lesson: lesson_source(lesson) for lesson in LESSONS}
+    texts["registry"] = REGISTRY.read_text()
+    for where, text in texts.items():
+        bad = [m.group(0) for m in ANY_MARKER.finditer(text)
+               if not MARKER.fullmatch(m.group(0)) and not any(
+                   x.end() == m.end() for x in MARKER.finditer(text))]  # fmt: skip
+        assert not bad, f"{where}: markers that name no key: {bad}"
+    quoted = {lesson: set(QUOTE_CALL.findall(texts[lesson])) for lesson in LESSONS}
+    for lesson in LESSONS:
+        for where, _, key in markers(lesson):
+            assert key in quoted[lesson], f"{where}: {key} is quoted by no cell of {lesson}"
+    used = {key for lesson in LESSONS for _, _, key in markers(lesson)}
+    for lesson in LESSONS:
+        orphans = quoted[lesson] - used
+        assert not orphans, f"{lesson}: figures quoted by code that no text shows: {orphans}"
+    assert used, "no figure is tied to its code"
+
+
+def test_no_marker_reaches_a_student_notebook():
+    for lesson in LESSONS:
+        for folder in ("source_notebooks", "release"):
+            nb = nbformat.read(ROOT / folder / lesson / f"{lesson}.ipynb", as_version=4)
+            left = [c.source[:80] for c in nb.cells if "<!--fig:" in c.source]
+            assert not left, f"{folder}/{lesson}: markers left in {left}"
+
+
+def test_the_build_and_the_library_strip_the_same_markers():
+    assert FIGURE_MARKER.pattern == ANY_MARKER.pattern
+    assert strip_markers("first 38<!--fig:9.1:x--> steps") == "first 38 steps"
+
+
+def test_quote_formats_records_and_refuses_bad_keys(tmp_path, monkeypatch):
+    out = tmp_path / "figures.jsonl"
+    monkeypatch.setenv("COURSE_FIGURES", str(out))
+    assert quote("9.4:mode", 0.004512, ".4f") == "0.0045" and quote("9.1:n", 38) == "38"
+    assert [json.loads(x) for x in out.read_text().splitlines()] == [
+        {"key": "9.4:mode", "text": "0.0045"}, {"key": "9.1:n", "text": "38"}]  # fmt: skip
+    for bad in ("steps", "9.6:x", "9.1:", "9.1:a-b"):
+        try:
+            quote(bad, 1)
+        except ValueError:
+            continue
+        raise AssertionError(bad)
+    check_text = "falls for 38<!--fig:9.1:n--> steps, min 0.0045<!--fig:9.4:mode-->, (-0.018<!--fig:9.4:d-->)"
+    assert [(m["text"], m["key"]) for m in MARKER.finditer(check_text)] == [
+        ("38", "9.1:n"), ("0.0045", "9.4:mode"), ("-0.018", "9.4:d")]  # fmt: skip
+
+
+def test_a_drifted_number_fails_the_check(tmp_path, monkeypatch):
+    lesson = next(lesson for lesson in LESSONS if markers(lesson))
+    out = tmp_path / "figures.jsonl"
+    rows = [{"key": key, "text": text} for _, text, key in markers(lesson)]
+    out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    check_figures(lesson, out)  # the text as it is
+    with out.open("a") as f:  # the same figure printed again, with another value: the last counts
+        f.write(json.dumps({"key": rows[0]["key"], "text": rows[0]["text"] + "1"}) + "\n")
+    try:
+        check_figures(lesson, out)
+    except AssertionError as err:
+        assert rows[0]["key"] in str(err)
+    else:
+        raise AssertionError("a changed figure passed the check")
