@@ -48,6 +48,7 @@ import torch
 
 import helpers
 from helpers import selfcheck
+from helpers.figures import quote
 from helpers.diagnostics import Dashboard, Rollout, diversity, peak_memory_mb, summarize, warnings
 from helpers.gru_lab import SMOKE_HISTORY, failure_pattern
 from helpers.plots import plot_dashboard, plot_history
@@ -301,8 +302,10 @@ print("correct answers:", sum(t.endswith(";31") for t in group), "of", len(group
 # $$\widehat{\text{pass@}k} = 1 - \frac{\binom{n-c}{k}}{\binom{n}{k}}
 #   = 1 - \prod_{i=0}^{k-1}\frac{n-c-i}{n-i}, \qquad (=1 \text{ when } n-c<k).$$
 # Its expectation over the $n$ draws is exactly $1-(1-p)^k$ (each $k$-subset is itself $k$
-# independent draws). The product form never builds a huge binomial: $\binom{2000}{1000}$ has 600
-# digits and overflows a float.
+# independent draws). The product form never builds a huge binomial: $\binom{2000}{1000}$ has
+# 601<!--fig:9.4:comb_digits--> digits, so a float of it overflows (Python's exact integers do not:
+# `math.comb` and exact division work, at the cost of 600-digit arithmetic per prompt); the product
+# stays between 0 and 1 throughout.
 #
 # **Numerical check.** (1) the formula equals the fraction of $k$-subsets containing a success,
 # counted exhaustively; (2) averaged over many experiments, the estimator hits $1-(1-p)^k$ and the
@@ -323,6 +326,13 @@ unbiased = np.array([1 - math.comb(n_ - c, k_) / math.comb(n_, k_) for c in rang
 plug_in = 1 - (1 - cs / n_) ** k_
 print(f"true pass@{k_} = {1 - (1 - p_true) ** k_:.4f}; unbiased mean = {unbiased.mean():.4f}; "
       f"plug-in mean = {plug_in.mean():.4f}")
+big = math.comb(2000, 1000)
+try:
+    float(big)
+except OverflowError:
+    print(f"C(2000, 1000) has {quote('9.4:comb_digits', len(str(big)))} digits: float() overflows")
+else:
+    raise AssertionError("C(2000, 1000) fits a float?")
 
 # %% [markdown]
 # ### Graded: pass@k
@@ -624,13 +634,15 @@ for sigma in (0.02, 0.1, 0.3, 0.6):
 # | separate reward components | stops one component dominating | more weights to choose and justify |
 #
 # **The first row in numbers.** A toy of 40 prompts, each a softmax over 6 candidate answers; the
-# correct answer is the mode for most prompts but not all. Raising the temperature raises entropy
-# and pass@8, and lowers pass@1:
+# correct answer is the mode for 21<!--fig:9.4:mode_correct--> of the 40. Raising the temperature
+# raises entropy and pass@8, and lowers pass@1:
 
 # %%
 rng = np.random.default_rng(6)
 ans_logits = rng.normal(size=(40, 6)) * 1.5
-ans_logits[:, 0] += 1.5  # answer 0 is correct; it is usually, not always, the most likely
+ans_logits[:, 0] += 1.5  # answer 0 is correct; it is often, not always, the most likely
+print("prompts whose most likely answer is the correct one:",
+      quote("9.4:mode_correct", int((ans_logits.argmax(axis=1) == 0).sum())), "of 40")
 temps = np.linspace(0.3, 2.5, 23)
 rows = []
 for tau in temps:
@@ -1004,9 +1016,11 @@ models = {"base": p_base, "RL: elicitation": p_elicit, "RL: discovery": p_discov
 ks = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256])
 
 fig, ax = plt.subplots(figsize=(6.5, 3.5))
+curves = {}
 for (name, p), color in zip(models.items(), ["k", "C3", "C2"], strict=True):
     c_obs = rng.binomial(n_eval, p)  # the counts an evaluation would observe
     est = [pass_at_k(np.full(P, n_eval), c_obs, int(k)).mean() for k in ks]
+    curves[name] = np.array(est)
     exact = [np.mean(1 - (1 - p) ** k) for k in ks]
     ax.plot(ks, est, "o-", color=color, label=f"{name} (estimated, n = {n_eval})")
     ax.plot(ks, exact, ":", color=color)
@@ -1019,6 +1033,13 @@ ax.set_xticks(ks, [str(k) for k in ks])
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
+# the reading below, checked on these curves: elicitation minus base changes sign once, + to -
+gap = curves["RL: elicitation"] - curves["base"]
+crossings = np.flatnonzero(np.diff(np.sign(gap)) != 0)
+assert gap[0] > 0 and gap[-1] < 0 and len(crossings) == 1, gap
+assert np.all(curves["RL: discovery"] > curves["base"])  # above at every k
+print("elicitation - base:", dict(zip(ks.tolist(), gap.round(3).tolist())),
+      f"| crosses between k = {ks[crossings[0]]} and k = {ks[crossings[0] + 1]}")
 
 # %% [markdown]
 # The elicitation model wins at small $k$ and **crosses below** the base model at large $k$: it solves
@@ -1114,13 +1135,15 @@ plot_dashboard({k: v for k, v in steps_hist.items() if k not in ("correct", "los
                title="CPU lab, smoke profile: per-step training axes")
 
 # %% [markdown]
-# Read it by group. The training reward and accuracy are noisy but drift upward (accuracy about 0.48
-# over the first ten steps, 0.73 over the last ten). The behaviour entropy falls steadily and the
-# informative-group rate falls with it (about 0.76 to 0.30): more and more groups are all-right or
-# all-wrong. KL to the initial policy grows with nothing holding it (`kl_coef = 0`). Both clip
-# fractions are largest in the first steps, with ratio maxima near 10, and one spike (ratio above 20,
-# high-clip fraction 0.04) near step 31: four update epochs per batch at a high learning rate move the
-# policy hard. Format is perfect and truncation is zero throughout. That is not the grammar's doing:
+# Read it by group. The training reward and accuracy are noisy but drift upward (accuracy
+# 0.48<!--fig:9.4:acc_first10--> over the first ten steps, 0.73<!--fig:9.4:acc_last10--> over the
+# last ten). The behaviour entropy falls steadily and the informative-group rate falls with it
+# (0.76<!--fig:9.4:informative_first10--> to 0.30<!--fig:9.4:informative_last10-->, means of the
+# first and last ten steps): more and more groups are all-right or all-wrong. KL to the initial policy grows with nothing holding it (`kl_coef = 0`). Both clip
+# fractions are largest in the first steps, with ratio maxima near 10, and one spike (ratio
+# 23.0<!--fig:9.4:spike_ratio-->, high-clip fraction 0.04<!--fig:9.4:spike_clip_high-->) at step
+# 31<!--fig:9.4:spike_step-->: four update epochs per batch at a high learning rate move the policy
+# hard. Format is perfect and truncation is zero throughout. That is not the grammar's doing:
 # the grammar admits leading zeros (which fail the format check) and answers of up to 10 tokens
 # against a budget of 9 (which are truncated). Both axes stay flat because the policy never
 # writes such answers: a habit it kept, which the dashboard would show the day it changed.
@@ -1151,12 +1174,23 @@ for key in ("clip_low", "clip_high"):
         np.testing.assert_allclose(np.asarray(steps_hist[f"{key}_reused"]), reused, atol=1e-12)
     print(f"{key}: logged (all {n_ep} epochs) first/last ten steps {logged[:10].mean():.4f} / "
           f"{logged[-10:].mean():.4f};  reused epochs only {reused[:10].mean():.4f} / {reused[-10:].mean():.4f}")
+    quote(f"9.4:{key}_logged10", logged[:10].mean(), ".3f")
+    quote(f"9.4:{key}_reused10", reused[:10].mean(), ".3f")
 if "ratio_max_final" in steps_hist:
     print("ratio_max after the last update, median:", np.nanmedian(steps_hist["ratio_max_final"]))
 else:
     print("this record predates ratio_max_final: the post-update ratios were not logged")
-print("smallest informative rate:", min(steps_hist["informative_rate"]), "| skipped steps:",
+print("smallest informative rate:", quote("9.4:min_informative", min(steps_hist["informative_rate"]), ".3f"), "| skipped steps:",
       int(np.nansum(steps_hist.get("skipped", [0.0]))))
+# the figures the reading above quotes (helpers/figures.py ties them to this record)
+for key, name in (("accuracy", "acc"), ("informative_rate", "informative")):
+    quote(f"9.4:{name}_first10", np.mean(steps_hist[key][:10]), ".2f")
+    quote(f"9.4:{name}_last10", np.mean(steps_hist[key][-10:]), ".2f")
+spike = int(np.nanargmax(steps_hist["ratio_max"]))
+print(f"largest ratio_max {quote('9.4:spike_ratio', steps_hist['ratio_max'][spike], '.1f')} at step "
+      f"{quote('9.4:spike_step', steps_hist['step'][spike])}, clip_high there "
+      f"{quote('9.4:spike_clip_high', steps_hist['clip_high'][spike], '.2f')}")
+assert sorted(steps_hist["ratio_max"])[-2] < 12  # one spike: every other step stays near 10 or below
 
 # Adam on a zero gradient: the weights still move (why the lab skips an all-degenerate batch)
 w = torch.nn.Parameter(torch.ones(3))
@@ -1183,17 +1217,36 @@ for key in ("train_acc", "train_greedy_acc", "train_entropy", "train_pass@4", "t
             "train_concentration", "heldout_pass@4", "heldout_greedy_acc"):
     print(f"{key:>20}: {eval_hist[key][0]:.3f} -> {eval_hist[key][-1]:.3f}")
 print("failure pattern (helpers.gru_lab.failure_pattern):", failure_pattern(hist, k=cfg["pass_k"]))
+for key, name, spec in (("train_acc", "train_acc", ".2f"), ("train_greedy_acc", "train_greedy", ".2f"),
+                        ("train_pass@4", "train_pass4", ".2f"), ("train_coverage", "coverage", "d"),
+                        ("heldout_greedy_acc", "heldout_greedy", ".2f"),
+                        ("heldout_pass@4", "heldout_pass4", ".2f")):
+    quote(f"9.4:{name}_start", eval_hist[key][0], spec)  # the figures of the reading below
+    quote(f"9.4:{name}_end", eval_hist[key][-1], spec)
+for key, name in (("train_acc", "train_acc"), ("train_greedy_acc", "train_greedy"),
+                  ("train_entropy", "train_entropy"), ("train_pass@4", "train_pass4"),
+                  ("train_concentration", "concentration"), ("heldout_pass@4", "heldout_pass4"),
+                  ("heldout_greedy_acc", "heldout_greedy")):
+    quote(f"9.4:{name}_start3", eval_hist[key][0], ".3f")  # the registry's three decimals
+    quote(f"9.4:{name}_end3", eval_hist[key][-1], ".3f")
+quote("9.4:entropy_factor", eval_hist["train_entropy"][0] / eval_hist["train_entropy"][-1], ".1f")
 print("diagnostics.warnings on the per-step history:")
 for line in warnings(steps_hist):
     print("  -", line)
 
 # %% [markdown]
-# Training accuracy rose from 0.47 to 0.73, and that is the whole good news. It is sampled
-# accuracy. The greedy answer on the same training prompts, the policy's mode, did not improve at
-# all (0.79 to 0.75): the rise is pure sharpening, probability moved onto answers the policy already
-# ranked first, not new answers. Over the same run the behaviour entropy fell by a factor of about six, train pass@4 fell (0.92 to 0.75), successes
-# concentrated on fewer training prompts (coverage 24 to 18), and held-out transfer collapsed
-# (greedy accuracy 0.67 to 0.08, pass@4 0.86 to 0.13). A dashboard with only the reward would have
+# Training accuracy rose from 0.47<!--fig:9.4:train_acc_start--> to
+# 0.73<!--fig:9.4:train_acc_end-->, and that is the whole good news. It is sampled accuracy. The
+# greedy answer on the same training prompts, the policy's mode, did not improve at all
+# (0.79<!--fig:9.4:train_greedy_start--> to 0.75<!--fig:9.4:train_greedy_end-->): the rise is pure
+# sharpening, probability moved onto answers the policy already ranked first, not new answers. Over
+# the same run the policy's entropy on the training prompts fell by a factor of
+# 5.8<!--fig:9.4:entropy_factor-->, train pass@4 fell (0.92<!--fig:9.4:train_pass4_start--> to
+# 0.75<!--fig:9.4:train_pass4_end-->), successes concentrated on fewer training prompts (coverage
+# 24<!--fig:9.4:coverage_start--> to 18<!--fig:9.4:coverage_end-->), and held-out transfer collapsed
+# (greedy accuracy 0.67<!--fig:9.4:heldout_greedy_start--> to
+# 0.08<!--fig:9.4:heldout_greedy_end-->, pass@4 0.86<!--fig:9.4:heldout_pass4_start--> to
+# 0.13<!--fig:9.4:heldout_pass4_end-->). A dashboard with only the reward would have
 # called this run a success. The failure pattern is the one the warning signs of 9.4.2
 # describe: accuracy up while entropy and pass@k fall, successes concentrate, held-out drops [9.4-13].
 #
@@ -1216,12 +1269,12 @@ def should_stop(ev, i, k=4, min_gain=0.02, pass_drop=0.15):
 
 for i, step in enumerate(eval_hist["step"]):
     if should_stop(eval_hist, i):
-        print(f"the rule fires at evaluation step {step} (of {cfg['steps']})")
+        print(f"the rule fires at evaluation step {quote('9.4:stop_step', step)} (of {cfg['steps']})")
         break
 
 # %% [markdown]
 # The rule fires at the first evaluation after training starts [9.4-14]: in this run the held-out collapse is
-# visible by step 10, long before the training accuracy stops rising. The thresholds (15%, 0.02) are
+# visible by step 10<!--fig:9.4:stop_step-->, long before the training accuracy stops rising. The thresholds (15%, 0.02) are
 # choices, and choosing them *before* seeing the curves is what makes the rule a rule.
 #
 # ### Your functions on a live dashboard
@@ -1237,10 +1290,18 @@ B, G, T_max, V = 8, 6, 12, 5
 # per-prompt preference over 4 answer "templates"; template 0 is correct, template 3 never stops
 prefs = rng.normal(size=(B, 4))
 prefs[:, 0] += 0.8
+
+
+def group_centred(r):
+    """Each reward minus its own group's mean (N,): the advantage sign the clip reads."""
+    means = np.bincount(r.group, weights=r.rewards) / np.bincount(r.group)
+    return r.rewards - means[r.group]
+
+
 dash = Dashboard({
     "informative_rate": lambda r: informative_group_rate(r.rewards, r.group),
     "truncation_rate": lambda r: stop_rates(r.stop_reason, r.rewards >= 0)["truncation"],
-    "clip_high": lambda r: clip_fractions(r.ratios, r.rewards - r.rewards.mean(), r.completion_mask)["high"],
+    "clip_high": lambda r: clip_fractions(r.ratios, group_centred(r), r.completion_mask)["high"],
 })
 for step in range(5):
     sharp = 1.0 + 1.5 * step  # the stand-in policy sharpens every step
@@ -1274,14 +1335,23 @@ print(
 )
 for line in dash.warnings():
     print("-", line)
+tokens_per_inf = np.asarray(dash.history["gen_tokens_per_informative"], dtype=float)
+print("gen_tokens_per_informative by step:", np.round(tokens_per_inf, 1))
+assert np.nanmax(tokens_per_inf) > 3 * tokens_per_inf[0] and np.isnan(tokens_per_inf[-1])
+quote("9.4:toy_tokens_first", tokens_per_inf[0], ".0f")
 
 # %% [markdown]
-# Every axis here except `diversity`, the lengths, `gen_tokens` and the three passed-in trainer axes
-# came from your graded functions (`gen_tokens_per_informative` through your informative-group
+# Every axis here except the dashboard's own (`reward_mean`, `reward_std` with the population
+# convention, the lengths, `gen_tokens`, `diversity` and the clock `wall_s`) and the three passed-in
+# trainer axes (`rollout_age`, `reuse`, `peak_mem_mb`) came from your graded functions (the entropy
+# through your `masked_token_entropy`, `gen_tokens_per_informative` through your informative-group
 # rate). The toy policy only sharpens what it already prefers, and the dashboard shows it: entropy
-# and informative-group rate fall, generated tokens per informative group climb, groups repeat one
-# template, and on the prompts that prefer the rambling template truncation rises, whatever the
-# reward does.
+# and informative-group rate fall; generated tokens per informative group jump from
+# 56<!--fig:9.4:toy_tokens_first--> at the first step to several hundred, and at the last step no
+# group is informative at all, so that axis is undefined (NaN: tokens spent for no signal; the
+# summary above shows its last defined value); groups repeat one template; and on the prompts that
+# prefer the rambling template truncation rises, whatever the reward does. (`clip_high` reads the
+# sign of each response's advantage against its own group's mean, as GRPO's advantage does.)
 
 # %% [markdown]
 # ## Assessment
@@ -1367,7 +1437,10 @@ selfcheck.numeric(
 # **Model answer.**
 # 1. *Proxy gap:* stop when the training reward has risen by more than a set amount over the last
 #    three evaluations while held-out pass@1 has not improved by more than its noise (e.g. two standard
-#    errors with 500 problems x 16 samples): the policy is fitting the proxy or the training prompts.
+#    errors, clustered by problem: the 16 samples of one problem are correlated, so the 8 000 samples
+#    count as 500 independent units, and the standard error is the spread of the 500 per-problem
+#    rates over $\sqrt{500}$; better still, a paired interval against the previous evaluation on the
+#    same problems): the policy is fitting the proxy or the training prompts.
 # 2. *pass@k decline:* stop when held-out pass@16 (the largest $k$ the 16 samples allow) falls more than
 #    e.g. 10% (relative) below its best: coverage is shrinking, the policy is narrowing.
 # 3. *Checker health:* stop and inspect when the parse-failure or verifier-error rate doubles relative to
