@@ -549,3 +549,23 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     print(table())
     sys.exit(0)
+
+
+# The GRPOConfig defaults lesson 9.3 quotes as read from TRL 1.16.0 (its "dated snapshot" cell and
+# the paragraph after it). A new TRL pin fails here until the lesson's text is checked again.
+QUOTED_IN_93 = {"epsilon": 0.2, "epsilon_high": None, "num_iterations": 1, "scale_rewards": "group",
+                "loss_type": "dapo", "beta": 0.0, "mask_truncated_completions": False,
+                "importance_sampling_level": "token"}  # fmt: skip
+
+
+def test_the_trl_defaults_lesson_93_quotes_are_trls():
+    import trl
+    from trl import GRPOConfig
+
+    assert trl.__version__ == "1.16.0", "lesson 9.3 quotes TRL 1.16.0's defaults: re-read them"
+    fields = GRPOConfig.__dataclass_fields__
+    assert {k: fields[k].default for k in QUOTED_IN_93} == QUOTED_IN_93
+    text = (Path(__file__).resolve().parent.parent / "course/lessons/9.3/lesson.py").read_text()
+    for spelled in ("`epsilon=0.2`", "`epsilon_high=None`", "`num_iterations=1`", "Read on 2026-11-29 from TRL 1.16.0",
+                    '(`"dapo"`, `"group"`, `"token"`, `0.0`, `False`)'):  # fmt: skip
+        assert spelled in text, spelled

@@ -357,7 +357,11 @@ ell_demo = torch.randn(G, T, dtype=torch.float64)
 try:
     for name, (reduce_fn, _) in reductions.items():
         mine = reduce_loss(ell_demo.numpy(), mask_t.numpy(), name, L=L)
-        print(f"{name:9s}: reduce_loss = {mine:+.6f}   torch = {reduce_fn(ell_demo).item():+.6f}")
+        theirs = reduce_fn(ell_demo).item()
+        print(f"{name:9s}: reduce_loss = {mine:+.6f}   torch = {theirs:+.6f}")
+        assert math.isclose(mine, theirs, rel_tol=1e-12, abs_tol=1e-15), (
+            f"your reduce_loss differs from the torch reduction for {name!r}: see its tests above"
+        )
 except NotImplementedError:
     print("Implement reduce_loss above, then re-run this cell.")
 
@@ -368,8 +372,9 @@ except NotImplementedError:
 # techniques [9.3-4]. Each is a separate switch; a run can use any subset.
 #
 # 1. **Clip-Higher**: separate bounds, $\rho \in [1-\epsilon_{\text{low}},\ 1+\epsilon_{\text{high}}]$
-#    with $\epsilon_{\text{high}} > \epsilon_{\text{low}}$ (TRL's docstring cites DAPO's
-#    $\epsilon_{\text{high}}=0.28$ with $\epsilon_{\text{low}}=0.2$ [9.3-5]). The authors' argument: a tight
+#    with $\epsilon_{\text{high}} > \epsilon_{\text{low}}$ (TRL's docstring says only that DAPO
+#    recommends $\epsilon_{\text{high}}=0.28$; the $\epsilon_{\text{low}}=0.2$ beside it is the DAPO
+#    paper's [9.3-5]). The authors' argument: a tight
 #    upper clip stops a rare but useful token from growing. It is an empirical stabilisation choice,
 #    not a diversity guarantee.
 # 2. **Dynamic sampling**: drop groups whose rewards are all equal and keep sampling until the batch
@@ -548,7 +553,7 @@ except NotImplementedError:
 # |---|---|---|
 # | zeros (lesson 9.2) | stays, with advantage 0 | full size; policy gradient scaled by $f$; KL term unchanged |
 # | skip (lesson 9.5's trainer) | dropped from this step's loss | only the informative groups, so a smaller, noisier batch; no dilution |
-# | dynamic sampling (DAPO) | dropped, and more groups are sampled until the batch is full | full size, all informative; costs $1/P$ extra generation |
+# | dynamic sampling (DAPO) | dropped, and more groups are sampled until the batch is full | full size, all informative; generation grows by a factor $1/P$ ($1/P-1$ extra groups per kept group) |
 #
 # **Numerical check (autograd).** Four groups of $G=3$, two of them degenerate; the gradient is taken
 # with respect to each token's log-probability at $\rho=1$:
