@@ -45,7 +45,7 @@ def _xs(history: dict[str, list], n: int) -> np.ndarray:
     return np.asarray(history["step"], dtype=np.float64) if "step" in history else np.arange(n)
 
 
-def _panel(ax, x: np.ndarray, y: np.ndarray, key: str) -> None:
+def _panel(ax, x: np.ndarray, y: np.ndarray, key: str, label: str | None = None) -> None:
     ax.plot(x, y, marker="o", markersize=3, linewidth=1.2)
     if len(x) and np.isfinite(x).any():  # the full step range, even where this key has gaps
         lo, hi = np.nanmin(x), np.nanmax(x)
@@ -55,7 +55,7 @@ def _panel(ax, x: np.ndarray, y: np.ndarray, key: str) -> None:
     missing = int(np.isnan(y).sum())
     if missing == len(y):
         ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center", color="0.5")
-    ax.set_title(key + (f"  ({missing} not measured)" if missing else ""), fontsize=9)
+    ax.set_title((label or key) + (f"  ({missing} not measured)" if missing else ""), fontsize=9)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
 
@@ -66,12 +66,17 @@ def _finish(fig: Figure) -> Figure:
 
 
 def plot_history(
-    history: Any, keys: list[str] | None = None, title: str | None = None, ncols: int = 3
+    history: Any,
+    keys: list[str] | None = None,
+    title: str | None = None,
+    ncols: int = 3,
+    labels: dict[str, str] | None = None,
 ) -> Figure:
     """One small panel per metric against ``history["step"]`` (or the row index).
 
     history: a dict of lists (``GRPOTrainer.history``, ``Dashboard.history``) or a Dashboard.
     keys:    which metrics, in order; default every numeric key except "step".
+    labels:  panel titles for some keys (say what a number is: ``{"entropy": "entropy (exact)"}``).
     Returns a Figure with exactly ``len(keys)`` axes.
     """
     history = _history_of(history)
@@ -88,7 +93,7 @@ def plot_history(
     x = _xs(history, n)
     for i, key in enumerate(keys):
         ax = fig.add_subplot(nrows, ncols, i + 1)
-        _panel(ax, x, np.asarray(history[key], dtype=np.float64), key)
+        _panel(ax, x, np.asarray(history[key], dtype=np.float64), key, (labels or {}).get(key))
         if i >= len(keys) - ncols:
             ax.set_xlabel("step", fontsize=8)
     if title:
@@ -96,10 +101,16 @@ def plot_history(
     return _finish(fig)
 
 
-def plot_dashboard(dashboard_or_history: Any, title: str | None = None, ncols: int = 4) -> Figure:
+def plot_dashboard(
+    dashboard_or_history: Any,
+    title: str | None = None,
+    ncols: int = 4,
+    labels: dict[str, str] | None = None,
+) -> Figure:
     """The dashboard in four groups (data & verification, policy & optimisation, responses,
     system; see ``diagnostics.GROUPS``), one row of panels per group, only the keys present.
     Keys outside the groups go to a fifth group, "other". Returns a Figure with one axes per key.
+    ``labels`` titles some panels (as in ``plot_history``).
     """
     history = _history_of(dashboard_or_history)
     present = set(_numeric_keys(history))
@@ -126,7 +137,7 @@ def plot_dashboard(dashboard_or_history: Any, title: str | None = None, ncols: i
             shown.add(name)
         for j, key in enumerate(keys):
             ax = sub.add_subplot(1, width, j + 1)
-            _panel(ax, x, np.asarray(history[key], dtype=np.float64), key)
+            _panel(ax, x, np.asarray(history[key], dtype=np.float64), key, (labels or {}).get(key))
     if title:
         fig.suptitle(title)
     return _finish(fig)

@@ -26,9 +26,14 @@ Where it departs from the lessons' plain description
   digits grouped by spaces, apostrophes or a comma that is not a thousands group, ``1 234 567``,
   ``1'234'567``, ``1.234,56``; any Unicode dash that is not a minus sign, spaces allowed,
   ``\u2013 5``), the response is a ``parse_error``, never the smaller number.
-  ``\\frac{a}{b}`` in running text is the fraction a/b. Commands that take no number as an
-  argument may stand next to it: spacing (``\\quad``), "so" arrows (``\\Rightarrow``),
-  delimiters (``\\left(``, ``\\end{...}``), and ``\\text{...}`` before it.
+  ``\\frac{a}{b}`` in running text is the fraction a/b. Beyond those named classes the reading
+  is an allow-list (``_context``): next to the number, spaces and line breaks skipped, may stand
+  only words that are not function or operator words, punctuation, ``=``, ``:``, a currency sign,
+  ``$``, LaTeX math delimiters, markdown bold, a bracket pair that itself stands alone, and
+  commands that take no number (spacing ``\\quad``, "so" arrows and relations ``\\Rightarrow``,
+  ``\\approx``, delimiters ``\\left(``, and ``\\text{...}`` before it). Any other symbol
+  (``\u221a8``, ``2\u03c0``, ``|8|``, ``\u00b13``, ``2(4)``) refuses the reading, and so does a
+  digit anywhere after the last standalone number (``\\frac12``, ``x2``, ``1\u00bd``).
 - A percent sign after the number is dropped: ``50%`` and ``50\\%`` read as 50, the number of
   percent, as the tasks state percentages (a reference of 0.5 does not match it).
 - The specification leaves the tolerance open; ours is stated:
@@ -50,6 +55,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -105,8 +111,13 @@ _LATEX_OPERATORS = ("\\times", "\\cdot", "\\div", "\\pm", "\\mp", "\\ast")
 # LaTeX commands that may stand next to the last number without taking it as an argument: spacing,
 # arrows of "so", delimiters, and (before the number, with a braced argument of their own) text.
 _SPACING_COMMANDS = frozenset("quad qquad enspace thinspace medspace thickspace".split())
-_SO_COMMANDS = frozenset("therefore implies Rightarrow Longrightarrow rightarrow to iff".split())
-_TEXT_COMMANDS = frozenset("text textbf textit textrm textnormal mbox emph".split())
+_SO_COMMANDS = frozenset(
+    "therefore implies Rightarrow Longrightarrow rightarrow to iff approx le ge leq geq ne neq "
+    "equiv sim simeq cong hfill".split()
+)
+_TEXT_COMMANDS = frozenset(
+    "text textbf textit textrm textnormal textsf mbox emph mathbf mathrm".split()
+)
 _DELIMITER_COMMANDS = frozenset(
     "left right bigl bigr Bigl Bigr biggl biggr Biggl Biggr langle rangle lbrace rbrace end".split()
 )
@@ -185,6 +196,12 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
 
     Looks at a bounded neighbourhood only (plus one run of spaces on each side): linear time.
     """
+    if text[start - 2 : start] == "**" and text[end : end + 2] == "**":  # markdown bold, "**81**"
+        text = f"{text[: start - 2]}  {text[start:end]}  {text[end + 2 :]}"
+    plain = text[:start].rstrip(_SPACE)
+    if plain.endswith("**") and len(plain) > 2 and len(plain) < start and not plain[-3].isspace():
+        if not plain[-3].isdigit():  # the end of markdown bold, "**Answer:** 81"
+            text = f"{plain[:-2]}  {text[len(plain) :]}"
     left = text[start - 1] if start > 0 else "\n"  # one character each; a newline at the ends
     right = text[end] if end < len(text) else "\n"
     signed = token[:1] in "+-\u2212"
@@ -203,8 +220,10 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
         and re.fullmatch(r"[0-9]{3}(?:\.[0-9]+)?", token, re.ASCII)
     ):
         return "digits grouped by spaces"
-    before = text[max(0, start - 4 * _MAX_ATOM) : start].rstrip(_SPACE) or "\n"
-    after = text[end : end + 64].lstrip(_SPACE) or "\n"
+    if any(c.isnumeric() for c in text[end:]):  # "\\frac12", "x2", "1½", "log₂": not standalone
+        return "a digit follows the last standalone number (it is not the last number)"
+    before = text[:start].rstrip(_SPACE) or "\n"
+    after = text[end:].lstrip(_SPACE) or "\n"
     if before[-1] in _OPERATORS or before.endswith(_LATEX_OPERATORS):
         return "after an operator (part of a sum, product, quotient or power)"
     if after[0] in _OPERATORS or after.startswith(_LATEX_OPERATORS):
@@ -218,10 +237,167 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
     command = _COMMAND_AT_START.match(after)
     if command and command.group(1) not in _HARMLESS_COMMANDS | _TEXT_COMMANDS:
         return "before a LaTeX command (81 \\sqrt{2}: a product)"
-    return _argument_of(before)
+    return _argument_of(before) or _context(text, start, end)
 
 
-_SPACE = _GROUP_SPACES + "\t"
+# What may stand next to a number that is read alone: an allow-list, so a symbol nobody listed
+# (a Unicode operator, a root sign, a constant, a bar) refuses the reading instead of passing it.
+_LEFT_OK = frozenset('=:;,$"?!\u2192\u21d2\u27f9\u27f6')  # = : ; , $ " ? ! and arrows of "so"
+_RIGHT_OK = frozenset('.,;:?$"')
+_MINUS_LIKE = "\u02d7\u2796\ufe63\uff0d"  # modifier, heavy, small and full-width minus signs
+_STOP_WORDS = frozenset(
+    "is are was were be equals equal gives give get gets got makes make answer so thus hence "
+    "then therefore final result total".split()
+)
+# words that make the number an argument or an operand ("log base 2 of 8", "10 choose 3")
+_OPERATOR_WORDS = _FUNCTION_WORDS | frozenset(
+    "arcsin arccos arctan sinh cosh tanh abs gcd lcm mod choose binom root logarithm base power "
+    "times plus minus over divided squared cubed factorial".split()
+)
+_ENCLOSERS = {"(": ")", "[": "]"}
+_SIZED_CLOSER = re.compile(r"\\(?:right|bigr|Bigr|biggr|Biggr)\s*(?=[)\]])")
+_SIZED_OPENER = re.compile(r"\\(?:left|bigl|Bigl|biggl|Biggl)\s*$")
+_CLOSERS = {")": "(", "]": "["}
+
+
+def _context(text: str, start: int, end: int, depth: int = 0) -> str | None:
+    """The allow-list reading of what stands around ``text[start:end]`` (a number, or a bracket
+    group that holds it), spaces and line breaks skipped: None when both sides are plain text or
+    punctuation, else why not. A bracket pair around the number is read as a unit (``(81)``), and
+    the text around the pair is read again (``-(12)``, ``10/(2)``, ``(5)!`` are refused)."""
+    i, j = start, end
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    while j < len(text) and text[j] in _SPACE:
+        j += 1
+    sized = _SIZED_CLOSER.match(text, j)  # "\\right)" closes like ")"
+    if sized:
+        j = sized.end()
+    left = text[i - 1] if i > 0 else ""
+    right = text[j] if j < len(text) else ""
+    # a bracket pair around the number: the pair is the unit; read what stands around it
+    if right in _CLOSERS or (left in _ENCLOSERS and text[i - 2 : i] not in ("\\(", "\\[")):
+        if depth >= 3:
+            return "inside too many brackets to read"
+        if right in _CLOSERS:
+            k, level = i, 0  # the matching opener, read back from the number (bounded)
+            while k > max(0, i - _MAX_ATOM):
+                k -= 1
+                c = text[k]
+                level += (c in _CLOSERS) - (c in _ENCLOSERS)
+                if level < 0:
+                    break
+            else:
+                return "inside a bracket whose opening is too far back to read"
+            if text[k] != _CLOSERS[right]:
+                return "inside brackets that do not match"
+        else:
+            if _ENCLOSERS[left] != right:
+                return "inside a bracket that does not close right after it"
+            k = i - 1
+        sized = _SIZED_OPENER.search(text[max(0, k - 8) : k])
+        if sized:  # "\\left(" opens like "("
+            k -= len(sized.group(0))
+        if k > 0 and (text[k - 1].isalnum() or text[k - 1] in "_.\\"):
+            return "an argument of a function (gcd(12, 18), log2(8))"
+        if (
+            k > 0
+            and text[k - 1] in _SPACE
+            and _WORD_AT_END.search(text[max(0, k - 16) : k].rstrip())
+        ):
+            word = _WORD_AT_END.search(text[max(0, k - 16) : k].rstrip()).group(1).lower()
+            if word in _OPERATOR_WORDS:
+                return "an argument of a function (sqrt (8))"
+        inner = (
+            _context_left(text, i, start) if right in _CLOSERS and left not in _ENCLOSERS else None
+        )
+        return inner or _context(text, k, j + 1, depth + 1)
+    return _context_left(text, i, start) or _context_right(text, j, end)
+
+
+def _context_left(text: str, i: int, start: int) -> str | None:
+    """The left side: ``text[i - 1]`` is the first character before the number, spaces skipped."""
+    if i == 0:
+        return None
+    left = text[i - 1]
+    if left in _LEFT_OK or (left == ">" and text[i - 2 : i - 1] in ("-", "=")):
+        return None
+    if unicodedata.category(left) == "Sc":
+        return None  # a currency sign: "\u20ac81" is 81
+    if left == "(" and text[i - 2 : i] == "\\(" or left == "[" and text[i - 2 : i] == "\\[":
+        return None  # \\( 81 \\): LaTeX math
+    if left == "." and not text[i - 2 : i - 1].isdigit():
+        return None  # the end of a sentence
+    if left == "'" and not text[i - 2 : i - 1].isdigit():
+        return None  # a quote
+    if left == "*" and text[i - 2 : i - 1] == "*" and i > 2 and not text[i - 3].isspace():
+        return None  # the end of markdown bold, "**Answer:** 81"
+    if left == "}" and i < start:  # a group before a space (\\text{...} 81); its command was read
+        k, level = i - 1, 0
+        while k > max(0, i - 1 - _MAX_ATOM):
+            level += (text[k] == "}") - (text[k] == "{")
+            if level == 0:
+                break
+            k -= 1
+        word = _WORD_AT_END.search(text[k + 1 : i - 1].rstrip())
+        if level or (word and word.group(1).lower() in _OPERATOR_WORDS):
+            return "after a group whose words make it an operand (\\text{ times } 3)"
+        return None
+    if left.isascii() and left.isalpha():
+        tokens = re.findall(r"[A-Za-z]+|[0-9]+|\S", text[max(0, i - 80) : i])
+        tokens = tokens[-5:]
+        if tokens[-1] in ("x", "X") and len(tokens) > 1 and tokens[-2].isdigit():
+            return "after a product sign (5 x 3)"
+        for token in reversed(tokens):
+            word = token.lower()
+            if word in _STOP_WORDS or not token.isalnum():
+                break
+            if word in _OPERATOR_WORDS:
+                return "an argument or operand of a word (log 8, square root of 16, 3 times 4)"
+        return None
+    if left.isascii() and left.isdigit():
+        k = i - 1
+        while k > 0 and text[k - 1] in "0123456789.,":
+            k -= 1
+        argument = re.search(r"(?:\\[A-Za-z]+|[_^])[\s\[\]0-9{}]*$", text[max(0, k - 64) : k])
+        if "\n" in text[i:start] and not argument:
+            return None  # a number on a line of its own, after a line that ends in a number
+        return "after another number (two numbers side by side: 1 2, \\frac 1 2)"
+    return "after a symbol the grammar does not read (\u221a8, 2\u03c0, |8|, \u00b13)"
+
+
+def _context_right(text: str, j: int, end: int) -> str | None:
+    """The right side: ``text[j]`` is the first character after the number, spaces skipped."""
+    if j >= len(text):
+        return None
+    right = text[j]
+    if right == "%" or text[j : j + 2] == "\\%":  # a percent sign is dropped; read what follows
+        k = j + (1 if right == "%" else 2)
+        while k < len(text) and text[k] in _SPACE:
+            k += 1
+        return _context_right(text, k, end) if k < len(text) else None
+    if right in _RIGHT_OK or (right in _DASHES and right not in _MINUS_LIKE):
+        return None  # punctuation; a dash after the number too ("5\u2014"), not a minus sign
+    if right == "!":
+        return "followed by ! (a factorial)" if j == end else None
+    if right == "*" and text[j : j + 2] == "**" and j == end:
+        return None  # markdown bold, "**81**"
+    if text[j : j + 2] in ("\\)", "\\]", "\\\\"):
+        return None  # the end of LaTeX math, or of a line
+    if right == "\\":
+        command = _COMMAND_AT_START.match(text, j)
+        if command and command.group(1) in _HARMLESS_COMMANDS | _TEXT_COMMANDS:
+            return None
+        return "before a LaTeX command"
+    if right.isascii() and right.isalpha():
+        word = re.match(r"[A-Za-z]+", text[j : j + 32]).group(0).lower()
+        if word in _OPERATOR_WORDS or (word == "x" and re.match(r"x\s*[0-9]", text[j : j + 8])):
+            return "before a word that makes it an operand (5 squared, 10 choose 3, 2 times 3)"
+        return None
+    return "before a symbol the grammar does not read (8\u03c0, 8|, 8~)"
+
+
+_SPACE = _GROUP_SPACES + "\t\n\r\v\f"
 _COMMAND_AT_START = re.compile(r"\\([A-Za-z]+)")
 _HARMLESS_COMMANDS = _SPACING_COMMANDS | _SO_COMMANDS | _DELIMITER_COMMANDS
 
@@ -238,10 +414,10 @@ def _strip_argument(s: str) -> tuple[str, str] | None:
             depth += (s[j] == c) - (s[j] == opener)
             if depth == 0:
                 return s[:j], "group" if c == "}" else "option"
-        return None
+        return "", "overlong"
     if c == "(":
         return s[:-1], "paren"
-    if c in "0123456789":
+    if c and c in "0123456789":
         j = len(s)
         while j > 0 and s[j - 1] in "0123456789.,":
             j -= 1
@@ -274,6 +450,8 @@ def _argument_of(before: str) -> str | None:
         if stripped is None:
             return None
         s, kind = stripped[0].rstrip(_SPACE), stripped[1]
+        if kind == "overlong":
+            return f"after a LaTeX group longer than {_MAX_ATOM} characters (not read)"
         kinds.append(kind)
     return None
 
@@ -523,6 +701,10 @@ _NUMERIC_RULES = (
     "\\frac 1 2, 1 \\over 2), a subscript (log_2 8), a function word (log 8, sqrt(8)), a "
     "factorial (5!), a Unicode dash that is not a minus sign (spaces allowed), or digits "
     "grouped by spaces, apostrophes or a glued comma is a parse_error",
+    "beyond those, an allow-list: next to the last number (spaces and line breaks skipped) only "
+    "words that are not function or operator words, punctuation, = : $, a currency sign, LaTeX "
+    "math delimiters, markdown bold, a bracket pair that stands alone, or a command that takes "
+    "no number; any other symbol, or a digit after the last standalone number, is a parse_error",
     "a percent sign after the last number is dropped: 50% reads as 50",
     "an unclosed last \\boxed{ is a parse_error; text with no number is no_answer",
     "thousands separators: 1-3 digits then groups of exactly 3 ('1,234', '1{,}234'); "

@@ -37,7 +37,7 @@ def _ephemeral_range() -> tuple[int, int]:
         lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
         return int(lo), int(hi)
     except (OSError, ValueError):
-        return 32768, 60999  # Linux's default; macOS uses 49152-65535, also above our range
+        return (49152, 65535) if sys.platform == "darwin" else (32768, 60999)  # the defaults
 
 
 def free_port() -> int:
@@ -50,7 +50,9 @@ def free_port() -> int:
 
     lo, hi = _ephemeral_range()
     rng = random.Random()
-    candidates = [p for p in range(10000, 32768) if not lo <= p <= hi]
+    candidates = [p for p in range(10000, 65536) if not lo <= p <= hi]
+    if len(candidates) < 1000:  # a host whose ephemeral range covers nearly everything: inside it
+        candidates = list(range(max(1024, lo), hi + 1))  # (still distinct, still free now)
     for port in rng.sample(candidates, len(candidates)):
         if port in _HANDED_OUT:
             continue
@@ -61,7 +63,7 @@ def free_port() -> int:
                 continue
         _HANDED_OUT.add(port)
         return port
-    raise RuntimeError("no free loopback port below the ephemeral range")
+    raise RuntimeError("no free loopback port left")
 
 
 # --- headless Chromium (Debian's; test.sh installs it), driven by Playwright

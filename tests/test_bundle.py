@@ -182,17 +182,42 @@ def test_bundle_mentions_only_files_it_has(student_bundle):
 
 # Tool pragmas: the formatter's and the linters' markers. Lesson sources are exempt from the
 # formatter (pyproject.toml, [tool.ruff.format]) so none is needed in a student's notebook.
-PRAGMA = re.compile(r"#\s*(?:fmt:|noqa\b|type:\s*ignore|pylint:|pragma:)", re.I)
+# A tool directive in a comment (case-sensitive, as the tools read them): black/ruff's fmt, noqa,
+# type: ignore, and the directive prefixes of ruff, flake8, isort, pylint, mypy, pyright, yapf,
+# coverage (pragma), bandit (nosec) and pyre.
+PRAGMA = re.compile(
+    r"#\s*(?:fmt:\s*(?:off|on|skip)\b|type:\s*ignore\b|(?:ruff|flake8|isort|pylint|mypy|pyright|yapf|pragma)\s*:)"
+    r"|\bnoqa\b|\bnosec\b|\bpyre-(?:ignore|fixme)\b"
+)
+
+
+def comments(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every comment in a code cell: tokenized, so a '#' inside a string is not
+    one; a cell that does not tokenize (IPython magics) is read line by line from its first '#'."""
+    import io
+    import tokenize
+
+    try:
+        return [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                if t.type == tokenize.COMMENT]  # fmt: skip
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [(n, line[line.index("#") :]) for n, line in enumerate(source.splitlines(), 1)
+                if "#" in line]  # fmt: skip
 
 
 @pytest.mark.parametrize(
     "line, hit",
     [("x = 1  # fmt: skip", True), ("# fmt: off", True), ("import os  # noqa: F401", True),
      ("y = f(x)  # type: ignore[arg-type]", True), ("#pylint: disable=x", True),
-     ("print(f'R_format={fmt:.0f}')", False), ("# the format: one case per line", False)],
+     ("# ruff: noqa", True), ("# flake8: noqa", True), ("import a  # isort: skip", True),
+     ("x  # pyright: ignore", True), ("# mypy: ignore-errors", True), ("run()  # nosec", True),
+     ("# yapf: disable", True), ("x  # pyre-ignore[6]", True), ("x  # pragma: no cover", True),
+     ("print(f'R_format={fmt:.0f}')", False), ("# the format: one case per line", False),
+     ("# Type: ignore the sign here", False), ("fmt = '.3f'  # fmt: three decimals", False),
+     ("print('# noqa is a pragma')", False)],
 )  # fmt: skip
 def test_pragma_detector(line, hit):
-    assert bool(PRAGMA.search(line)) is hit
+    assert bool([c for _, c in comments(line) if PRAGMA.search(c)]) is hit, line
 
 
 def test_no_tool_pragmas_in_student_notebooks(student_bundle):
@@ -200,9 +225,13 @@ def test_no_tool_pragmas_in_student_notebooks(student_bundle):
     for nb_path in sorted(student_bundle.rglob("*.ipynb")):
         for i, cell in enumerate(json.loads(nb_path.read_text())["cells"]):
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-            for n, line in enumerate(src.splitlines(), 1):
-                if cell["cell_type"] == "code" and PRAGMA.search(line):
-                    found.append(f"{nb_path.relative_to(student_bundle)} cell {i} line {n}: {line}")
+            if cell["cell_type"] != "code":
+                continue
+            for n, comment in comments(src):
+                if PRAGMA.search(comment):
+                    found.append(
+                        f"{nb_path.relative_to(student_bundle)} cell {i} line {n}: {comment}"
+                    )
     assert not found, "tool pragmas reach the student:\n  " + "\n  ".join(found)
 
 

@@ -226,6 +226,18 @@ def test_plot_dashboard_groups_present_axes():
     fig.canvas.draw()
 
 
+def test_panels_say_what_a_number_is():
+    labels = {"entropy": "entropy (sampled surprisal, informative rows)"}
+    titles = [ax.get_title() for ax in plot_dashboard(history_with_gaps(), labels=labels).axes]
+    assert any(t.startswith(labels["entropy"]) for t in titles) and "kl" in [
+        t.split()[0] for t in titles
+    ]
+    fig = plot_history(history_with_gaps(), keys=["entropy", "kl"], labels=labels)
+    assert fig.axes[0].get_title().startswith(labels["entropy"]) and fig.axes[
+        1
+    ].get_title().startswith("kl")
+
+
 def test_plot_groups():
     rewards, group = torch.tensor([1.0, 0.0, 1.0, 1.0, 1.0, 1.0]), torch.tensor([0, 0, 0, 1, 1, 1])
     fig = plot_groups(rewards, group, informative=[True, False])

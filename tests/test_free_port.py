@@ -31,3 +31,11 @@ def test_a_port_in_use_is_never_handed_out():
     finally:
         for s in held:
             s.close()
+
+
+def test_a_host_whose_ephemeral_range_covers_everything_still_gets_ports(monkeypatch):
+    import tests.conftest as conftest
+
+    monkeypatch.setattr(conftest, "_ephemeral_range", lambda: (1024, 65535))
+    ports = [conftest.free_port() for _ in range(20)]
+    assert len(set(ports)) == 20

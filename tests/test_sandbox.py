@@ -1120,3 +1120,15 @@ def test_a_kernel_that_turns_its_sockets_into_links_is_reached_only_as_itself(tm
         loop.run_until_complete(km.shutdown_kernel(now=True))
         loop.close()
     assert not km._socket_fds
+
+
+def test_a_sandboxed_kernel_is_never_restarted_in_place():
+    """After a start the connection file and ip name the grader's links, which a relaunched kernel
+    cannot bind: restarting is refused (the grading code starts a new manager instead)."""
+    import asyncio
+
+    from course.grading import sandbox
+
+    km = sandbox.kernel_manager_class(sandbox.Limits())(kernel_name="python3")
+    with pytest.raises(RuntimeError, match="not restarted"):
+        asyncio.run(km.restart_kernel(now=True))

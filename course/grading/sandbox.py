@@ -372,11 +372,13 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
                     except OSError as err:
                         proc.kill()
                         proc.wait()
+                        self._close_sockets()  # nothing calls cleanup after a failed start
                         raise RuntimeError(f"grading sandbox: the kernel's socket is not one "
                                            f"({err})") from None  # fmt: skip
                     if proc.poll() is not None or time.monotonic() > end:
                         proc.kill()
                         proc.wait()
+                        self._close_sockets()
                         raise RuntimeError("grading sandbox: the kernel did not start (it bound "
                                            f"no socket within {wait_s:.0f} s)")  # fmt: skip
                     await asyncio.sleep(0.01)
@@ -393,6 +395,13 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
             await super()._async_cleanup_resources(restart)
 
         cleanup_resources = _async_cleanup_resources  # as AsyncKernelManager does
+
+        async def _async_restart_kernel(self, now: bool = False, newports: bool = False, **kw):
+            """Not supported: the connection file and ``ip`` now name the grader's links, which a
+            relaunched kernel cannot bind. The grading code starts a new manager instead."""
+            raise RuntimeError("a sandboxed kernel is not restarted: start a new kernel manager")
+
+        restart_kernel = _async_restart_kernel
 
         def format_kernel_cmd(self, extra_arguments=None):
             cmd = super().format_kernel_cmd(extra_arguments)

@@ -508,9 +508,15 @@ print(
 #    `sqrt(8)`; a factorial, `5!`; digits grouped by spaces or apostrophes, `1 234 567`,
 #    `1'234'567`; a comma glued to a digit, `1.234,56`; any dash that is not a minus sign, with or
 #    without a space, `–5`, `– 5`, `－5`), the result is `parse_error`, never the smaller number it
-#    could read. These are classes, not lists: the tests generate spellings of each (any command
-#    name, spaces, options) rather than naming a few. A percent sign is dropped (`50%` reads as
-#    50, the number of percent);
+#    could read. Beyond these classes the reading is an **allow-list**: next to the number (spaces
+#    and line breaks skipped) may stand only plain words that are not function or operator words
+#    (`log`, `gcd`, `times`, `choose`...), punctuation, `=`, `:`, a currency sign, `$`, LaTeX
+#    math delimiters, markdown bold, a bracket pair that itself stands alone, and commands that
+#    take no number (`\quad`, `\approx`, `\Rightarrow`, `\text{...}` before it). Any other
+#    symbol (`√8`, `2π`, `|8|`, `±3`, `2(4)`) refuses the reading, and so does a digit anywhere
+#    after the last standalone number (`\frac12`, `x2`, `1½`). The tests generate spellings of
+#    each class (any command name, any Unicode symbol, spaces, options) rather than naming a few.
+#    A percent sign is dropped (`50%` reads as 50, the number of percent);
 # 3. remove thousands separators (`1,234`, LaTeX's `1{,}234`); read `\frac{a}{b}` (also `\dfrac`,
 #    `\tfrac`) as the fraction $a/b$;
 # 4. parse exactly with `fractions.Fraction` (never `float`);
@@ -667,8 +673,8 @@ for ref, resp, human in PRECISION_ROWS:
 # a wrong *integer* is never paid below $10^9$, though a non-integer within $10^{-6}$ is, as the
 # cell below checks) and states its false positives here instead. A
 # run that uses large integers or tiny decimals should pass `rel_tol=0` or a smaller `abs_tol`:
-# the passport records the choice. For an integer reference $r < 10^9$ and an integer $x \ne r$,
-# $|x-r| \ge 1 > \max(10^{-6}, 10^{-9} r)$; at $r = 10^9$ the relative term reaches 1:
+# the passport records the choice. For an integer reference $|r| < 10^9$ and an integer $x \ne r$,
+# $|x-r| \ge 1 > \max(10^{-6}, 10^{-9} |r|)$; at $|r| = 10^9$ the relative term reaches 1:
 
 # %%
 rng_int = np.random.default_rng(0)

@@ -126,9 +126,11 @@ for name, logits in variants.items():
 #   data is narrower than the one whose entropy was logged (its entropy is typically lower).
 #
 # **Numerical check: what the mean of $H_t$ estimates.** $H_t$ is the expected surprisal
-# $\mathbb E_{v\sim\pi}[-\log\pi(v)]$. Some trainers (the course's own `helpers/trainer.py`, lesson 9.5, among them) log the mean
-# surprisal of the *sampled* tokens instead; it estimates the same quantity with more noise. Sampling
-# 200 000 tokens from the last distribution above:
+# $\mathbb E_{v\sim\pi}[-\log\pi(v)]$. Some trainers (the course's own `helpers/trainer.py`, lesson
+# 9.5, among them) log the mean surprisal of the *sampled* tokens instead. Over every sampled token it
+# estimates the same quantity with more noise; over a subset chosen by reward (9.5's BaseLM lab logs
+# it on the rows of informative groups only) it estimates a different quantity, the entropy of the
+# rows that were kept. Sampling 200 000 tokens from the last distribution above:
 
 # %%
 rng = np.random.default_rng(0)

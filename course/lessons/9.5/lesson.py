@@ -35,6 +35,7 @@
 
 # %%
 import gc
+import itertools
 import json
 import math
 import os
@@ -50,6 +51,7 @@ import torch
 from tqdm.auto import tqdm
 
 from helpers import gru_lab, selfcheck
+from helpers.figures import quote
 from helpers.baselm import baselm_dir, check_artifact, load_baselm
 from helpers.diagnostics import Dashboard
 from helpers.diagnostics import warnings as dashboard_warnings
@@ -62,7 +64,7 @@ from helpers.runtime import GRADING, SMOKE
 from helpers.sampling import sample_groups
 from helpers.standins import AbsPosLM, UniformLM, param_state, tiny_lm, tiny_trainer
 from helpers.stats import paired_difference, wilson_interval
-from helpers.tasks import Task, make_tasks
+from helpers.tasks import Task, is_heldout, make_tasks
 from helpers.trainer import GRPOTrainer, TrainerConfig
 from helpers.verifiers import (
     Verdict,
@@ -667,9 +669,15 @@ assert off["rho*k3"][1] < 1e-8 and min(off["k3"][1:3]) > 0.05  # plain k3: neith
 # mind:
 #
 # - **BaseLM lab (`grpo_loss`, part 2):** $k_3$ on whole-sequence log-probs of a fresh batch, one
-#   step per batch, so every sample is on-policy: the logged `kl` is an unbiased estimate of
-#   $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ over completions, and the leash's gradient an
-#   unbiased estimate of $\nabla\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$.
+#   step per batch, so every sample is on-policy, but `train_step` computes the loss, its KL term and
+#   the logged `kl` on the rows of **informative groups only**. Those rows are $\pi_\theta$'s samples
+#   *conditioned on their group being mixed*, a selection by reward: the logged `kl` estimates
+#   $\mathbb E[k_3\mid\text{informative}]$, not $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$, and the
+#   leash's gradient is not an unbiased estimate of $\nabla\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$
+#   either; degenerate groups get no leash at all. With $K$ large almost every row of a prompt with
+#   $0<p<1$ is in a mixed group and the selection fades (cell below). The logged `entropy` is the
+#   same kind of number: the mean surprisal of the sampled tokens on those rows. TRL puts the KL term
+#   on every row, informative or not.
 # - **GRU lab (`clipped_grpo_loss`):** per-token $k_3$ without a ratio. In the first epoch it pulls
 #   along $\nabla\mathrm{KL}(\pi_{\text{ref}}\|\pi_\theta)$ of each token's distribution, its sampled
 #   prefix held fixed (a per-token leash does not differentiate how $\theta$ changes which prefixes
@@ -683,6 +691,37 @@ assert off["rho*k3"][1] < 1e-8 and min(off["k3"][1:3]) > 0.05  # plain k3: neith
 #
 # A student who writes `kl_coef * k1` gets a leash whose expected pull is zero; one who detaches
 # `logp` inside the KL gets no pull at all. The logged value looks the same in both cases.
+
+# %%
+# The selection, exactly: three outcomes, the reward pays outcome 0. A row is in an informative
+# group iff the other K - 1 draws of its group include an outcome of the other reward.
+pi_toy, ref_toy = np.array([0.8, 0.15, 0.05]), np.array([0.3, 0.5, 0.2])
+paid = np.array([True, False, False])
+d_toy = np.log(ref_toy) - np.log(pi_toy)
+k3_toy = np.exp(d_toy) - d_toy - 1  # (3,) per outcome
+p_paid = pi_toy[paid].sum()
+print(f"KL(pi || ref) = {quote('9.5:toy_kl', pi_toy @ np.log(pi_toy / ref_toy), '.3f')} = E[k3] "
+      f"= {pi_toy @ k3_toy:.3f};  H(pi) = {quote('9.5:toy_entropy', -pi_toy @ np.log(pi_toy), '.3f')}")
+for K in (2, 8):
+    w = np.where(paid, 1 - p_paid ** (K - 1), 1 - (1 - p_paid) ** (K - 1))  # P(mixed | this row)
+    cond = pi_toy * w / (pi_toy @ w)  # (3,) the outcome of a row, given its group is informative
+    if K == 2:  # the same by enumerating every group of two
+        groups = list(itertools.product(range(3), repeat=2))
+        mixed = [g for g in groups if paid[g[0]] != paid[g[1]]]
+        num = sum(np.prod(pi_toy[list(g)]) * k3_toy[list(g)].mean() for g in mixed)
+        assert math.isclose(num / sum(np.prod(pi_toy[list(g)]) for g in mixed), cond @ k3_toy)
+    surprisal = quote(f"9.5:toy_surprisal_K{K}", cond @ -np.log(pi_toy), ".3f")
+    print(f"K = {K}: E[k3 | informative] = {quote(f'9.5:toy_k3_K{K}', cond @ k3_toy, '.3f')}, "
+          f"E[surprisal | informative] = {surprisal}")
+    assert cond @ k3_toy > pi_toy @ k3_toy  # here the selected rows overstate the KL
+
+# %% [markdown]
+# With $K=2$ the informative rows report a KL of 0.803<!--fig:9.5:toy_k3_K2--> for a policy whose KL
+# is 0.535<!--fig:9.5:toy_kl-->, and a mean surprisal of 1.197<!--fig:9.5:toy_surprisal_K2--> for an
+# entropy of 0.613<!--fig:9.5:toy_entropy-->: a mixed group over-represents the rare, unpaid
+# outcomes, which are exactly where $\pi_\theta$ and $\pi_{\text{ref}}$ differ most here. At $K=8$
+# the gap shrinks (0.571<!--fig:9.5:toy_k3_K8-->). So read the BaseLM dashboard's `kl` and `entropy`
+# as "on the rows that trained", and compare runs at the same $K$ only.
 
 # %% [markdown]
 # ### 3. `clipped_grpo_loss`: the GRU lab's objective (3 points)
@@ -946,14 +985,16 @@ if lab is not None:
     keep = ["reward", "correct", "consistent", "format", "entropy", "kl_ref", "clip_low",
             "clip_high", "ratio_max", "informative_rate", "truncation_rate", "len_mean", "time_s"]
     display_fig = plot_dashboard(
-        {k: lab_steps[k] for k in ["step", *keep]}, title="GRU lab: per rollout step"
+        {k: lab_steps[k] for k in ["step", *keep]}, title="GRU lab: per rollout step",
+        labels={"entropy": "entropy (exact, behaviour logits)"},
     )
     display(display_fig)
     k = gru_lab.PROFILES[LAB_PROFILE].pass_k
     ekeys = ["train_acc", "heldout_acc", f"train_pass@{k}", f"heldout_pass@{k}", "train_entropy",
              "train_coverage", "train_concentration", "heldout_greedy_acc"]
     display(plot_history({k2: lab_evals[k2] for k2 in ["step", *ekeys]}, keys=ekeys, ncols=4,
-                         title="GRU lab: fresh-generation evaluation (x = RL step)"))
+                         title="GRU lab: fresh-generation evaluation (x = RL step)",
+                         labels={"train_entropy": "train_entropy (exact)"}))
 
 # %% [markdown]
 # **Does the dashboard detect the failure?** The pattern to look for has five parts, read between the
@@ -1352,9 +1393,12 @@ assert all(np.array_equal(_before[n_], _after[n_]) for n_ in _before), (
 # when that option is the sum, and even then only 40% of the time (a position bias): greedily it
 # mostly answers the first option, while at temperature 1 it sometimes answers a correct second
 # one. That is a skill RL can sharpen, and it transfers: held-out prompts (operand pairs with
-# $(3a+5b) \bmod 7 = 0$, never in the corpus or in training) use the same digit facts and carries
-# as the training pairs, only in new combinations. Format items starting with m-z are mostly left
-# unclosed. Its own passport records the corpus hash, the training settings, the weights hash and
+# $(3a+5b) \bmod 7 = 0$; no such *ordered* pair is in the corpus or in training) use the same digit
+# facts and carries as the training pairs, only in new combinations. The rule is not symmetric: for
+# 988<!--fig:9.5:swapped_in_train--> of the 1157<!--fig:9.5:heldout_pairs--> held-out pairs the
+# swapped pair $(b, a)$, with the same sum, belongs to the training pool (it is held out only when
+# 7 divides both operands), so "held out" means a new ordered pair, not a new sum. Format items
+# starting with m-z are mostly left unclosed. Its own passport records the corpus hash, the training settings, the weights hash and
 # the CPU it was built on.
 #
 # **What you will reproduce exactly, and what varies with your CPU.** The course ships one build
@@ -1390,6 +1434,14 @@ assert all(np.array_equal(_before[n_], _after[n_]) for n_ in _before), (
 # (`torch.backends.mps.is_available()`) is the place to try for speed; the course measured its
 # times on the CPU only and claims nothing for MPS. Close other notebook kernels before the required
 # runs: on a 2-core laptop they compete for the same cores [9.5-18].
+
+
+# %%
+pairs = [(a, b) for a in range(10, 100) for b in range(10, 100) if is_heldout(a, b)]
+swapped = sum(not is_heldout(b, a) for a, b in pairs)  # (b, a) in the training pool
+print(f"held-out pairs {quote('9.5:heldout_pairs', len(pairs))}; with the swapped pair in the training "
+      f"pool: {quote('9.5:swapped_in_train', swapped)}")
+assert all(is_heldout(b, a) == (a % 7 == 0 and b % 7 == 0) for a, b in pairs)
 
 # %%
 HAVE_BASELM = RUN_LABS and BASELM_OK
@@ -1677,7 +1729,9 @@ if RUN_BASELM:
                  if (t.meta["options"][0] == int(t.answer)) == first]
         print(f"  correct option listed {where} ({len(pairs)} prompts): "
               f"{paired_difference(*zip(*pairs)) if pairs else 'none'}")
-    display(plot_dashboard(main_res["history"], title="BaseLM arithmetic choice: simplified GRPO"))
+    display(plot_dashboard(main_res["history"], title="BaseLM arithmetic choice: simplified GRPO",
+                           labels={"entropy": "entropy (sampled surprisal, informative rows)",
+                                   "kl": "kl (k3, informative rows)"}))
     print("last training group (completion, reward):", main_res["last_sample"][:8])
     print("greedy held-out after (prompt -> completion, strict):")
     for t, c, r in main_res["after"][:6]:
@@ -1862,7 +1916,8 @@ if RUN_BASELM:
 # the same loop with a tighter rule learned the property. The exploit is reachable here because
 # BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
 # learning rate amplify them before the honest skill wins the race (at lr 3e-3 the honest skill won
-# on one seed of three in the instructor's probes); a shorter run, or another seed or CPU, may find
+# on one of the two seeds the instructor's probes ran at 3e-3; the configuration was then chosen on
+# the same seeds and held-out prompts these figures report, so they are not a fresh replication); a shorter run, or another seed or CPU, may find
 # nothing, and "not found in N steps" is all such a run can say.
 
 # %% [markdown]
@@ -2029,7 +2084,8 @@ if level_b is not None and (RUN_REAL_MODEL or BASELM_OK):
     if RUN_REAL_MODEL:
         result = level_b.run(cfg)  # TRL's own loop; its logs are read into the course dashboard
         lb_dash = level_b.history_to_dashboard(result["log_history"])
-        display(plot_dashboard(lb_dash, title="level B: TRL GRPOTrainer"))
+        display(plot_dashboard(lb_dash, title="level B: TRL GRPOTrainer",
+                               labels={"entropy": "entropy (TRL: tempered logits)"}))
 elif level_b is not None:
     print(
         "level B needs the BaseLM artifact for its CPU configuration; see the fix printed at the top."
