@@ -218,7 +218,9 @@ class LevelBConfig:
     max_grad_norm: float
     """Gradient clipping norm."""
     per_device_train_batch_size: int
-    """Completions (not prompts) per device per micro-batch; a multiple of num_generations here."""
+    """Completions (not prompts) per device per micro-batch; a multiple of num_generations here.
+    TRL shuffles a generation batch before it splits it into micro-batches, so with
+    ``steps_per_generation > 1`` a micro-batch need not hold whole groups."""
     gradient_accumulation_steps: int
     """Micro-batches per optimiser step."""
     steps_per_generation: int
@@ -319,7 +321,7 @@ def default_config(
             lora_alpha=16,
             lora_target_modules=["q_proj", "v_proj"],
             learning_rate=5e-3,
-            per_device_train_batch_size=8,  # 2 prompts x 4 completions
+            per_device_train_batch_size=8,  # the whole generation batch: 2 prompts x 4 completions
             gradient_accumulation_steps=1,
             steps_per_generation=1,
             max_steps=2 if smoke else 60,
@@ -344,7 +346,7 @@ def default_config(
         lora_alpha=32,
         lora_target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
         learning_rate=2e-5,
-        per_device_train_batch_size=8,  # 2 prompts x 4 completions per micro-batch
+        per_device_train_batch_size=8,  # 8 completions: TRL shuffles the 16 of a generation batch
         gradient_accumulation_steps=2,
         steps_per_generation=2,
         max_steps=10 if smoke else 200,

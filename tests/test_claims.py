@@ -42,3 +42,12 @@ def test_every_citation_exists_in_the_registry():
 def test_the_pattern_finds_what_it_should():
     assert CITATION.findall("as reported [9.1-4] and [9.5-11]; not 9.2-3") == ["9.1-4", "9.5-11"]
     assert ID_ROW.findall("| 9.3-2 | a claim |\n| # | header |") == ["9.3-2"]
+
+
+def test_the_registry_names_no_authoring_document():
+    """The registry ships to students: it cites papers, libraries and cells, never the course's
+    authoring documents ("seed 000", "the module specification", "the 9.5 fragment", reviews)."""
+    internal = re.compile(r"seed 00\d|module specification|\bfragments?\b|expert review", re.I)
+    found = [line[:80] for line in REGISTRY.read_text().splitlines() if internal.search(line)]
+    assert not found, found
+    assert "How to read the status column" in REGISTRY.read_text()

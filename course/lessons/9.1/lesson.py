@@ -180,19 +180,25 @@ selfcheck.choice(
 # - *Reported limitations:* poor readability, language mixing, and a narrow focus on formally
 #   verifiable tasks. The released DeepSeek-R1 therefore used a multi-stage pipeline: cold-start
 #   data, supervised fine-tuning, rejection-sampled data, and later RL stages [9.1-3].
-# - *Reported reward:* two rule-based parts,
+# - *Reported reward:* two rule-based parts (v1 describes them in prose; the later version writes
+#   the sum out),
 #   $$R_{\text{rule}} = R_{\text{accuracy}} + R_{\text{format}},$$
 #   where mathematics checked the final answer, code was compiled and tested, and a format term
 #   rewarded the required response structure (reasoning and answer in marked sections) [9.1-4].
-# - *Reported objective:* v1 displays a compact GRPO formula with a KL term (coefficient
-#   $\beta$) and a full-response probability ratio. It does **not** give a machine-complete run
-#   passport (the value of $\beta$, reference-policy schedule, rollout reuse, estimator choices)
-#   [9.1-5].
+# - *Reported objective:* v1 displays a compact GRPO formula with a full-response probability
+#   ratio and a KL term (coefficient $\beta$) written with its estimator, the response-level
+#   $\frac{\pi_{\text{ref}}}{\pi_\theta}-\log\frac{\pi_{\text{ref}}}{\pi_\theta}-1$ (the $k_3$ of
+#   lesson 9.5). It does **not** give a machine-complete run passport: the values of $\beta$ and of
+#   the clip $\epsilon$, the std convention of the advantage, how the loss is reduced over tokens,
+#   the reference-policy schedule and rollout reuse are left open [9.1-5].
 # - *Reported later, not checked here:* the later, peer-reviewed version of the report and its
 #   supplementary information state R1-Zero settings that v1 leaves out, among them a KL
-#   coefficient of 0.001, a sampling temperature of 1, and the number of questions and of sampled
-#   responses per training step [9.1-11]. This course has not read that version against v1; treat
-#   the figures as the authors' statement. Even with them, a list of headline settings is not a
+#   coefficient of 0.001 (TRL 1.16's `beta` documentation quotes the same value), a clip
+#   $\epsilon$ of 10, a sampling temperature of 1, one rollout batch split into 16 minibatches, and
+#   the number of questions and of sampled responses per training step [9.1-11]. An $\epsilon$ of
+#   10 means the clip almost never binds: the update is not held near the old policy by clipping
+#   (lesson 9.2.3: clipping does not project the policy into a trust region). This course has not
+#   read that version against v1; treat the figures as the authors' statement. Even with them, a list of headline settings is not a
 #   run passport: it does not let you rebuild the run.
 #
 # Both halves carry the lesson. The pure run shows that a verifiable signal alone can strongly
@@ -1301,8 +1307,9 @@ _check_strict(r"\boxed{1/2} = \boxed{0.5}", "0.5", 1.0, "correct")
 # is not a comparison. The same report lists the limits (poor readability, language mixing, a focus
 # on verifiable tasks), and the released R1 added cold-start data, SFT, rejection sampling and more
 # RL stages. The run is also not fully specified: the version read (arXiv v1) gives no KL
-# coefficient, reference schedule or rollout-reuse rule, and the later version's headline settings
-# (a KL coefficient of 0.001, temperature 1, questions and samples per step) are still not a run
+# coefficient, clip range, reference schedule or rollout-reuse rule, and the later version's
+# headline settings (a KL coefficient of 0.001, a clip epsilon of 10, temperature 1, 16 minibatches
+# per rollout, questions and samples per step) fill several of those gaps but are still not a run
 # passport, so "copy the R1 configuration" cannot even be done exactly; and
 # it depends on a base model strong enough to sample successes at all ($P_{\text{info}}>0$).
 #

@@ -365,7 +365,7 @@ print(json.dumps(UPDATE_CONTRACT, indent=1))
 #
 # | level | hardware | what runs | what it is for |
 # |---|---|---|---|
-# | **A** | any CPU | NumPy reference functions and verifier tests (9.1-9.4), synthetic groups, comparisons of normalisation, clipping and sequence ratios; in this lesson the GRU lab and the BaseLM lab (a 1.6M-parameter transformer built on your machine) | understanding; required; no downloaded language model |
+# | **A** | any CPU | NumPy reference functions and verifier tests (9.1-9.4), synthetic groups, comparisons of normalisation, clipping and sequence ratios; in this lesson the GRU lab and the BaseLM lab (a 1.6M-parameter transformer the course ships and `./baselm.sh` installs; `--rebuild` pretrains it on your machine) | understanding; required; no downloaded language model |
 # | **B** | a free Colab T4 | a ~0.6B model (Qwen3-0.6B), LoRA, short completions, few generations per prompt, an explicit smoke configuration | watching the data path of a production trainer (TRL), not reproducing a report |
 # | **C** | several GPUs, optional | a larger model, long completions, a separate rollout engine, reproducible infrastructure | real training; cost grows with completion length, $G$, rollout reuse and verification expense |
 #
