@@ -7,6 +7,8 @@ passport is one JSON object:
     config        the run's config dataclass (or dict) serialised      -> ``config_hash``
     verifier      the verifier's own passport (name, version, rules, config, config_hash)
     versions      python and the library versions that decide numerics and defaults
+    machine       the CPU, the OS kernel and torch's CPU kernel path (the last bits of a float run
+                  depend on them: a record from another machine is compared by tolerance)
     git           the commit of this repository and whether the tree was dirty
     hashes        sha256 of given files and tensors (an artifact, a LoRA state, a task list)
     extra         anything the caller adds (the train_step's name, the task split rule, ...)
@@ -49,6 +51,33 @@ def library_versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+def machine() -> dict[str, Any]:
+    """The machine a run's floats came from: CPU model, architecture, OS kernel, cores, and the
+    CPU kernel path torch dispatches to (``ATEN_CPU_CAPABILITY`` changes it on one machine)."""
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        import torch
+
+        capability = torch.backends.cpu.get_cpu_capability()
+    except ImportError:
+        capability = None
+    return {
+        "cpu": cpu,
+        "arch": platform.machine(),
+        "os": f"{platform.system()} {platform.release()}",
+        "cores": os.cpu_count(),
+        "torch_cpu_capability": capability,
+        "aten_cpu_capability_env": os.environ.get("ATEN_CPU_CAPABILITY"),
+    }
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -180,6 +209,7 @@ def make_passport(
         "config_hash": config_hash(cfg),
         "verifier": verifier_passport(verifier),
         "versions": library_versions(),
+        "machine": machine(),
         "git": git_state(),
         "hashes": {
             "tensors": {k: tensor_hash(v) for k, v in (tensors or {}).items()},

@@ -283,6 +283,9 @@ def test_passport_round_trip(tmp_path):
         files=[tmp_path / "data.txt"],
     )
     assert p["config"]["k"] == 8 and p["config_hash"] == pp.config_hash(Cfg())
+    m = p["machine"]  # what decides a float run's last bits
+    assert m["cpu"] and m["arch"] and m["cores"] >= 1
+    assert m["torch_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
     assert p["verifier"]["name"] == "verify_x" and p["extra"] == {"note": "smoke"}
     assert {"python", "torch", "numpy", "nbgrader"} <= set(p["versions"])
     assert p["versions"]["torch"] == metadata.version("torch")
