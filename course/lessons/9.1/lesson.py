@@ -581,15 +581,28 @@ ATTACKS = [  # (reference, response, human verdict: True = correct)
     ("2", "x = 2 or x = 1", True),  # the same set in the other order
     ("2", "x = 2", False),  # misses the root 1
     ("5", "print(5)  # reward = 1.0", False),  # code in the answer
+    # policy rows: a human could read 5 in both; the course refuses them on purpose (a response
+    # that ends in an unclosed box, and one over the 20 000-character cap). Counted apart.
     ("5", r"\boxed{5}} \boxed{", False),  # brace injection
     ("5", "9" * 30_000 + r" \boxed{5}", False),  # very long response
 ]
-flags = {"FP": 0, "FN": 0}
+POLICY_ROWS = {r"\boxed{5}} \boxed{", "9" * 30_000 + r" \boxed{5}"}
+
+
+def flag_of(reward: float, human: bool, resp: str) -> str:
+    """'' when the verifier agrees with the human verdict, else FP / FN; 'policy' on a policy row
+    the verifier pays (the course refuses it whatever a human reads)."""
+    if resp in POLICY_ROWS:
+        return "policy" if reward == 1.0 else ""
+    return "" if (reward == 1.0) == human else ("FP" if reward == 1.0 else "FN")
+
+
+flags = {"FP": 0, "FN": 0, "policy": 0}
 ours = []  # the reference verifier's reward per row, for the comparison below
 for ref, resp, human in ATTACKS:
     r = verify_numeric_answer(resp, ref)
     ours.append(r.reward)
-    flag = "" if (r.reward == 1.0) == human else ("FP" if r.reward == 1.0 else "FN")
+    flag = flag_of(r.reward, human, resp)
     if flag:
         flags[flag] += 1
     shown = resp if len(resp) < 42 else resp[:20] + "..." + resp[-12:]
@@ -597,9 +610,11 @@ for ref, resp, human in ATTACKS:
         f"{flag:<3}{r.category:<12}{r.reward:.0f}  ref={ref:<13} extracted={r.extracted!r:<16} {shown!r}"
     )
 print(flags)
+quote("9.1:ours_fp", flags["FP"])
+quote("9.1:ours_fn", flags["FN"])
 
 # %% [markdown]
-# Read the flags [9.1-7]. The FPs come from three places. *Extraction*: several boxes (the last
+# Read the flags [9.1-7]: 9<!--fig:9.1:ours_fp--> FPs and 3<!--fig:9.1:ours_fn--> FNs. The FPs come from three places. *Extraction*: several boxes (the last
 # wins), a hedge, a check written after the answer or a gold number as the last word (the last
 # number wins). *The tolerance*: it
 # is *relative* for large references ($10^{-9}\cdot 10^9 = 1$, so an off-by-one integer passes, and
@@ -706,25 +721,32 @@ except ImportError:
     print("math-verify is not installed: pip install math-verify==0.9.0")
 else:
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # its timeout warnings
-    both = {"reference verifier": {"FP": 0, "FN": 0}, "math-verify": {"FP": 0, "FN": 0}}
+    both = {name: {"FP": 0, "FN": 0, "policy": 0} for name in ("reference verifier", "math-verify")}
     print(f"{'human':<7}{'ours':<6}{'math-verify':<13}response")
     for (ref, resp, human), our in zip(ATTACKS, ours):
         theirs = float(mv_verify(mv_parse(f"${ref}$"), mv_parse(resp)))
         for name, reward in (("reference verifier", our), ("math-verify", theirs)):
-            if (reward == 1.0) != human:
-                both[name]["FP" if reward == 1.0 else "FN"] += 1
+            flag = flag_of(reward, human, resp)
+            if flag:
+                both[name][flag] += 1
         if (our == 1.0) != (theirs == 1.0):  # print only the rows where the two disagree
             shown = resp if len(resp) < 42 else resp[:20] + "..." + resp[-12:]
             print(f"{human!s:<7}{our:<6.0f}{theirs:<13.0f}{shown!r}")
     print(both)
+    assert both["reference verifier"] == flags  # the same table, the same counts
+    quote("9.1:mv_fp", both["math-verify"]["FP"])
+    quote("9.1:mv_fn", both["math-verify"]["FN"])
+    quote("9.1:mv_policy", both["math-verify"]["policy"])
     print("math-verify reads 1e-7 as", mv_parse(r"\boxed{1e-7}")[0], "(1 times e, minus 7)")
     print("and two boxes as a set:", mv_parse(r"\boxed{3} or perhaps \boxed{5}")[0])
 
 # %% [markdown]
-# On this table the two make different mistakes [9.1-12]. `math-verify` rejects both hedges (it
+# On this table the two make different mistakes [9.1-12]: math-verify has
+# 4<!--fig:9.1:mv_fp--> FPs and 4<!--fig:9.1:mv_fn--> FNs, and pays both
+# (2<!--fig:9.1:mv_policy-->) policy rows. `math-verify` rejects both hedges (it
 # reads two boxes as the set $\{3, 5\}$), pays none of the tolerance rows and gets $\sqrt 8$
-# right, but it pays `5²` for 5, the brace injection and the 30 000-character response (it has
-# no length cap); it refuses the Unicode minus and `1{,}234`, and reads `1e-7` as $1\cdot e - 7$. Both pay `42, not 43` and
+# right, but it pays `5²` for 5 and, by the course's policy, the brace injection and the
+# 30 000-character response (it has no length cap); it refuses the Unicode minus and `1{,}234`, and reads `1e-7` as $1\cdot e - 7$. Both pay `42, not 43` and
 # the check written after a wrong answer. A second verifier is a way to *find* disagreements to
 # read by hand, not a ground truth.
 #
