@@ -58,6 +58,7 @@ BUNDLE_FILES = [
     "notebook.sh",
     "baselm.sh",
     "scripts/ensure_env.sh",
+    "scripts/validate_summary.py",
     "requirements.txt",
     "requirements.lock",
     "environment.yml",

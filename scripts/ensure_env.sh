@@ -27,7 +27,7 @@ case "$DEPS" in
   *) echo "error: COURSE_DEPS must be 'student' or 'dev', not '$DEPS'" >&2; exit 2 ;;
 esac
 hash_of() {  # with the venv's Python: macOS has no sha256sum; an empty hash would match nothing
-  [ -f "$ROOT/$1" ] || { echo "error: $ROOT/$1 is missing (restore it: git checkout -- $1)" >&2; exit 2; }
+  [ -f "$ROOT/$1" ] || { echo "error: $ROOT/$1 is missing (extract the course bundle again, or in a git clone: git checkout -- $1)" >&2; exit 2; }
   "$VENV/bin/python" -c 'import hashlib, sys
 h = hashlib.sha256()
 for f in sys.argv[1:]:

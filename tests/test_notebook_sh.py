@@ -248,3 +248,29 @@ def test_students_jupyterlab_has_no_formgrader(bundle):
         assert err.value.code == 404
     finally:
         stop(proc)
+
+
+def test_the_submit_summary_reads_validator_data():
+    """scripts/validate_summary.py turns nbgrader's Validator results (data, not text) into the
+    summary --submit prints: a count per kind, then each cell's first line and last error."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "validate_summary", ROOT / "scripts/validate_summary.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    summary = module.summary
+
+    assert summary({}) == ["PASSED"] and summary({"failed": [], "changed": []}) == ["PASSED"]
+    lines = summary({
+        "failed": [{"source": "\nassert f(2) == 4\n", "raw_error": "\x1b[31mTraceback (most recent "
+                    "call last)\x1b[39m\n  ...\nAssertionError: f(2) should be 4"},
+                   {"source": "YOUR ANSWER HERE", "error": "You did not provide a response."}],
+        "changed": [{"source": "assert g() == 1"}],
+    })  # fmt: skip
+    assert lines[0].startswith("    THE CONTENTS OF 1 TEST CELL(S) HAVE CHANGED!")
+    assert lines[1] == "    VALIDATION FAILED ON 2 CELL(S)!"
+    assert lines[2:] == ["      assert g() == 1  ->  changed",
+                         "      assert f(2) == 4  ->  AssertionError: f(2) should be 4",
+                         "      YOUR ANSWER HERE  ->  no answer written yet"]  # fmt: skip
