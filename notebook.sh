@@ -173,12 +173,21 @@ then
 fi
 
 # The student's JupyterLab: nbgrader's Validate button stays; the instructor's Formgrader, Create
-# Assignment, Course List and the (exchange-only) Assignments list are switched off.
+# Assignment, Course List, the (exchange-only) Assignments list and the Nbgrader menu they would
+# fill are switched off.
 jconf="$WORKSPACE/.jupyter-student"
 mkdir -p "$jconf/labconfig"
 cat >"$jconf/labconfig/page_config.json" <<'JSON'
 {"disabledExtensions": {"@jupyter/nbgrader:formgrader": true, "@jupyter/nbgrader:create-assignment": true,
-  "@jupyter/nbgrader:course-list": true, "@jupyter/nbgrader:assignment-list": true}}
+  "@jupyter/nbgrader:course-list": true, "@jupyter/nbgrader:assignment-list": true,
+  "@jupyter/nbgrader:menu": true}}
+JSON
+# No "fetch Jupyter news?" question and no update check (a lesson needs no network): a defaults
+# file in the venv's JupyterLab settings, which the student's own settings still override.
+overrides="$VENV/share/jupyter/lab/settings/overrides.d"
+mkdir -p "$overrides"
+cat >"$overrides/rlvr-course.json" <<'JSON'
+{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
 JSON
 cat >"$jconf/jupyter_server_config.json" <<'JSON'
 {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": false,

@@ -243,6 +243,12 @@ def test_students_jupyterlab_has_no_formgrader(bundle):
         assert "@jupyter/nbgrader:formgrader" in disabled, disabled
         assert "@jupyter/nbgrader:create-assignment" in disabled, disabled
         assert "@jupyter/nbgrader:validate-assignment" not in disabled, disabled
+        assert "@jupyter/nbgrader:menu" in disabled, disabled  # it would be an empty menu
+        settings = json.loads(urllib.request.urlopen(
+            f"{base}/lab/api/settings/@jupyterlab/apputils-extension:notification?token={token}",
+            timeout=30).read())  # fmt: skip
+        defaults = {k: v.get("default") for k, v in settings["schema"]["properties"].items()}
+        assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=30)
         assert err.value.code == 404
