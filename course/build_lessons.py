@@ -54,7 +54,7 @@ HEADER = re.compile(r"^# %%(?:\s+\[(?P<kind>\w+)\])?(?P<args>.*)$")
 REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-FIGURE_MARKER = re.compile(r"<!--fig:[^>]*-->")  # = helpers.figures.ANY_MARKER (a test checks)
+FIGURE_MARKER = re.compile(r"<!--\s*fig\s*:[^>]*-->", re.I)  # = helpers.figures.ANY_MARKER (tested)
 LESSONS = tuple(sorted(p.parent.name for p in LESSONS_DIR.glob("9.*/lesson.py")))  # "9.1" ...
 # Names a trusted test cell may use besides the graded functions (tests/test_verdict.py checks it)
 TRUSTED_PREAMBLE = {

@@ -17,7 +17,9 @@ import re
 
 # the quoted text (a number, maybe signed or with a unit glued to it), then the marker
 MARKER = re.compile(r"(?P<text>[^\s(\[]+?)<!--fig:(?P<key>9\.[1-5]:[A-Za-z0-9_]+)-->")
-ANY_MARKER = re.compile(r"<!--fig:[^>]*-->")
+# anything that looks like a marker, also mistyped ("<!-- Fig: ...-->"): a test requires each
+# to be a well-formed MARKER, and the build strips them all
+ANY_MARKER = re.compile(r"<!--\s*fig\s*:[^>]*-->", re.I)
 
 
 def quote(key: str, value, spec: str = "") -> str:

@@ -27,9 +27,11 @@ Where it departs from the lessons' plain description
   ``1'234'567``, ``1.234,56``; any Unicode dash that is not a minus sign, spaces allowed,
   ``\u2013 5``), the response is a ``parse_error``, never the smaller number.
   ``\\frac{a}{b}`` in running text is the fraction a/b. Beyond those named classes the reading
-  is an allow-list (``_context``): next to the number, spaces and line breaks skipped, may stand
-  only words that are not function or operator words, punctuation, ``=``, ``:``, a currency sign,
-  ``$``, LaTeX math delimiters, markdown bold, a bracket pair that itself stands alone, and
+  is an allow-list (``_context``): next to the number, spaces, line breaks and LaTeX spacing
+  (``\\,`` ``\\quad`` ``~``) skipped, and ``$``, backticks and currency signs read through, may
+  stand only words that are not function, operator or negation words, punctuation, ``=``, ``:``
+  (not a ratio ``3:5``), a tag (``<answer>``), markdown bold or a list bullet, a parenthetical of
+  words after it, LaTeX math delimiters, a bracket pair that holds the number alone, and
   commands that take no number (spacing ``\\quad``, "so" arrows and relations ``\\Rightarrow``,
   ``\\approx``, delimiters ``\\left(``, and ``\\text{...}`` before it). Any other symbol
   (``\u221a8``, ``2\u03c0``, ``|8|``, ``\u00b13``, ``2(4)``) refuses the reading, and so does a
@@ -112,8 +114,8 @@ _LATEX_OPERATORS = ("\\times", "\\cdot", "\\div", "\\pm", "\\mp", "\\ast")
 # arrows of "so", delimiters, and (before the number, with a braced argument of their own) text.
 _SPACING_COMMANDS = frozenset("quad qquad enspace thinspace medspace thickspace".split())
 _SO_COMMANDS = frozenset(
-    "therefore implies Rightarrow Longrightarrow rightarrow to iff approx le ge leq geq ne neq "
-    "equiv sim simeq cong hfill".split()
+    "therefore implies Rightarrow Longrightarrow rightarrow to iff approx equiv sim simeq cong "
+    "hfill".split()
 )
 _TEXT_COMMANDS = frozenset(
     "text textbf textit textrm textnormal textsf mbox emph mathbf mathrm".split()
@@ -196,8 +198,23 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
 
     Looks at a bounded neighbourhood only (plus one run of spaces on each side): linear time.
     """
+    # LaTeX spacing (\\, \\; \\quad ~ ...) and a degree sign read as the spaces they are; same
+    # length, so every index still holds (one pass over the text: linear)
+    text = _LATEX_SPACE.sub(lambda m: " " * len(m.group(0)), text)
     if text[start - 2 : start] == "**" and text[end : end + 2] == "**":  # markdown bold, "**81**"
         text = f"{text[: start - 2]}  {text[start:end]}  {text[end + 2 :]}"
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[end : end + 2] == "**" and text.count("**", line_start, start) % 2 == 1:
+        text = f"{text[:end]}  {text[end + 2 :]}"  # the end of bold: "**Answer: 81**"
+    bullet = text[:start].rstrip(" \t")
+    if (
+        bullet[-1:] in ("-", "*", "+")
+        and len(bullet) < start
+        and not bullet[:-1].strip(" \t")[-1:].strip()
+    ):
+        text = (
+            f"{bullet[:-1]} {text[len(bullet) :]}"  # a list bullet at the start of a line: "- 81"
+        )
     plain = text[:start].rstrip(_SPACE)
     if plain.endswith("**") and len(plain) > 2 and len(plain) < start and not plain[-3].isspace():
         if not plain[-3].isdigit():  # the end of markdown bold, "**Answer:** 81"
@@ -242,8 +259,9 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
 
 # What may stand next to a number that is read alone: an allow-list, so a symbol nobody listed
 # (a Unicode operator, a root sign, a constant, a bar) refuses the reading instead of passing it.
-_LEFT_OK = frozenset('=:;,$"?!\u2192\u21d2\u27f9\u27f6')  # = : ; , $ " ? ! and arrows of "so"
-_RIGHT_OK = frozenset('.,;:?$"')
+_LEFT_OK = frozenset('=:;,"?\u2192\u21d2\u27f9\u27f6\uff1a\uff0c\u3001\uff1b')  # = : ; , " ? arrows
+# of "so", full-width colon, comma and semicolon
+_RIGHT_OK = frozenset('.,;:?"\u3002\uff0c\uff1b\uff1a\u2026\uff1f\u3001')  # also full-width, "…"
 _MINUS_LIKE = "\u02d7\u2796\ufe63\uff0d"  # modifier, heavy, small and full-width minus signs
 _STOP_WORDS = frozenset(
     "is are was were be equals equal gives give get gets got makes make answer so thus hence "
@@ -252,7 +270,9 @@ _STOP_WORDS = frozenset(
 # words that make the number an argument or an operand ("log base 2 of 8", "10 choose 3")
 _OPERATOR_WORDS = _FUNCTION_WORDS | frozenset(
     "arcsin arccos arctan sinh cosh tanh abs gcd lcm mod choose binom root logarithm base power "
-    "times plus minus over divided squared cubed factorial".split()
+    "times plus minus over divided squared cubed factorial negative raised twice thrice half "
+    "double triple not less more greater fewer least most floor ceil ceiling percent between "
+    "modulo inverse reciprocal".split()
 )
 _ENCLOSERS = {"(": ")", "[": "]"}
 _SIZED_CLOSER = re.compile(r"\\(?:right|bigr|Bigr|biggr|Biggr)\s*(?=[)\]])")
@@ -291,6 +311,8 @@ def _context(text: str, start: int, end: int, depth: int = 0) -> str | None:
                 return "inside a bracket whose opening is too far back to read"
             if text[k] != _CLOSERS[right]:
                 return "inside brackets that do not match"
+            if left not in _ENCLOSERS:
+                return "inside brackets with other content (a pair, an interval, a list: (3, 5))"
         else:
             if _ENCLOSERS[left] != right:
                 return "inside a bracket that does not close right after it"
@@ -317,13 +339,23 @@ def _context(text: str, start: int, end: int, depth: int = 0) -> str | None:
 
 def _context_left(text: str, i: int, start: int) -> str | None:
     """The left side: ``text[i - 1]`` is the first character before the number, spaces skipped."""
+    while i > 0 and (text[i - 1] in "$`" or unicodedata.category(text[i - 1]) == "Sc"):
+        i -= 1  # math, code and currency marks say nothing: read what stands before them
+        while i > 0 and text[i - 1] in _SPACE:
+            i -= 1
     if i == 0:
         return None
     left = text[i - 1]
+    if left == "=" and (
+        text[i - 2 : i - 1] in ("!", "<", ">") or text[max(0, i - 5) : i - 1] == "\\not"
+    ):
+        return "after an inequality (!=, <=, \\not=)"
+    if left in (":", "\uff1a") and text[: i - 1].rstrip(_SPACE)[-1:].isdigit():
+        return "after a ratio or a time (3:5, 3:45)"
     if left in _LEFT_OK or (left == ">" and text[i - 2 : i - 1] in ("-", "=")):
         return None
-    if unicodedata.category(left) == "Sc":
-        return None  # a currency sign: "\u20ac81" is 81
+    if left == ">" and re.search(r"<[A-Za-z_][\w.-]*>$", text[max(0, i - 40) : i]):
+        return None  # inside a tag, "<answer>81</answer>"
     if left == "(" and text[i - 2 : i] == "\\(" or left == "[" and text[i - 2 : i] == "\\[":
         return None  # \\( 81 \\): LaTeX math
     if left == "." and not text[i - 2 : i - 1].isdigit():
@@ -339,21 +371,15 @@ def _context_left(text: str, i: int, start: int) -> str | None:
             if level == 0:
                 break
             k -= 1
-        word = _WORD_AT_END.search(text[k + 1 : i - 1].rstrip())
-        if level or (word and word.group(1).lower() in _OPERATOR_WORDS):
+        if level or _operand_words(text[k + 1 : i - 1]):
             return "after a group whose words make it an operand (\\text{ times } 3)"
         return None
     if left.isascii() and left.isalpha():
-        tokens = re.findall(r"[A-Za-z]+|[0-9]+|\S", text[max(0, i - 80) : i])
-        tokens = tokens[-5:]
+        tokens = re.findall(r"[A-Za-z]+|[0-9]+|\S", text[max(0, i - 80) : i])[-5:]
         if tokens[-1] in ("x", "X") and len(tokens) > 1 and tokens[-2].isdigit():
             return "after a product sign (5 x 3)"
-        for token in reversed(tokens):
-            word = token.lower()
-            if word in _STOP_WORDS or not token.isalnum():
-                break
-            if word in _OPERATOR_WORDS:
-                return "an argument or operand of a word (log 8, square root of 16, 3 times 4)"
+        if _operand_words(text[max(0, i - 80) : i]):
+            return "an argument or operand of a word (log 8, square root of 16, 3 times 4)"
         return None
     if left.isascii() and left.isdigit():
         k = i - 1
@@ -366,38 +392,83 @@ def _context_left(text: str, i: int, start: int) -> str | None:
     return "after a symbol the grammar does not read (\u221a8, 2\u03c0, |8|, \u00b13)"
 
 
+def _operand_words(before: str) -> bool:
+    """Whether the words just before a number (up to five, back to a stop word such as "is")
+    make it an argument or operand: "log 8", "square root of 16", "less than 5", "negative 5"."""
+    for token in reversed(re.findall(r"[A-Za-z]+|[0-9]+|\S", before[-80:])[-5:]):
+        word = token.lower()
+        if word in _STOP_WORDS or not token.isalnum():
+            return False
+        if word in _OPERATOR_WORDS:
+            return True
+    return False
+
+
 def _context_right(text: str, j: int, end: int) -> str | None:
     """The right side: ``text[j]`` is the first character after the number, spaces skipped."""
+
+    def skip(k: int) -> int:
+        while k < len(text) and text[k] in _SPACE:
+            k += 1
+        return k
+
+    if text[j : j + 1] == "%" or text[j : j + 2] == "\\%":  # one percent sign is dropped
+        j = skip(j + (1 if text[j] == "%" else 2))
+        if text[j : j + 1] == "%" or text[j : j + 2] == "\\%":
+            return "followed by two percent signs"
+    while j < len(text) and text[j] in "$`":  # math and code marks say nothing: read past them
+        j = skip(j + 1)
+    if j < len(text) and text[j] == "(":  # a parenthetical of words: "7 (approximately)"
+        close = text.find(")", j, j + _MAX_ATOM)
+        inner = text[j + 1 : close] if close > 0 else "("
+        if close < 0 or "(" in inner or _operand_words_after(inner):
+            return "before a bracket that makes it an operand (2(4), 5 (squared))"
+        j = skip(close + 1)
     if j >= len(text):
         return None
     right = text[j]
-    if right == "%" or text[j : j + 2] == "\\%":  # a percent sign is dropped; read what follows
-        k = j + (1 if right == "%" else 2)
-        while k < len(text) and text[k] in _SPACE:
-            k += 1
-        return _context_right(text, k, end) if k < len(text) else None
+    if right == "<" and re.match(r"</[A-Za-z_][\w.-]*>", text[j : j + 40]):
+        return None  # the end of a tag, "<answer>81</answer>"
     if right in _RIGHT_OK or (right in _DASHES and right not in _MINUS_LIKE):
         return None  # punctuation; a dash after the number too ("5\u2014"), not a minus sign
     if right == "!":
-        return "followed by ! (a factorial)" if j == end else None
+        return None if "\n" in text[end:j] else "followed by ! (a factorial)"
     if right == "*" and text[j : j + 2] == "**" and j == end:
         return None  # markdown bold, "**81**"
     if text[j : j + 2] in ("\\)", "\\]", "\\\\"):
         return None  # the end of LaTeX math, or of a line
     if right == "\\":
         command = _COMMAND_AT_START.match(text, j)
-        if command and command.group(1) in _HARMLESS_COMMANDS | _TEXT_COMMANDS:
+        if command and command.group(1) in _TEXT_COMMANDS:
+            group = re.match(r"\s*\{([^{}]*)\}", text[command.end() : command.end() + _MAX_ATOM])
+            inner = group.group(1) if group else ""
+            if inner.lstrip().startswith("!") or _operand_words_after(inner):
+                return "before a text group whose words make it an operand (3 \\text{ squared})"
+            return None
+        if command and command.group(1) in _HARMLESS_COMMANDS:
             return None
         return "before a LaTeX command"
     if right.isascii() and right.isalpha():
-        word = re.match(r"[A-Za-z]+", text[j : j + 32]).group(0).lower()
-        if word in _OPERATOR_WORDS or (word == "x" and re.match(r"x\s*[0-9]", text[j : j + 8])):
+        if _operand_words_after(text[j : j + 64]):
             return "before a word that makes it an operand (5 squared, 10 choose 3, 2 times 3)"
         return None
     return "before a symbol the grammar does not read (8\u03c0, 8|, 8~)"
 
 
+def _operand_words_after(after: str) -> bool:
+    """Whether the first words after a number make it an operand: "squared", "times 3", "x 3"."""
+    words = re.findall(r"[A-Za-z]+", after[:64])[:2]
+    if not words:
+        return False
+    first = words[0].lower()
+    return first in _OPERATOR_WORDS or (first == "x" and bool(re.match(r"\s*x\s*[0-9]", after)))
+
+
 _SPACE = _GROUP_SPACES + "\t\n\r\v\f"
+_LATEX_SPACE = re.compile(
+    r"(?<!\\)(?:\\[,;:! ]|\\(?:quad|qquad|enspace|thinspace|medspace|thickspace)(?![A-Za-z])|~"
+    r"|\^\{?\\circ\}?|\u00b0)"
+)
 _COMMAND_AT_START = re.compile(r"\\([A-Za-z]+)")
 _HARMLESS_COMMANDS = _SPACING_COMMANDS | _SO_COMMANDS | _DELIMITER_COMMANDS
 
@@ -701,10 +772,12 @@ _NUMERIC_RULES = (
     "\\frac 1 2, 1 \\over 2), a subscript (log_2 8), a function word (log 8, sqrt(8)), a "
     "factorial (5!), a Unicode dash that is not a minus sign (spaces allowed), or digits "
     "grouped by spaces, apostrophes or a glued comma is a parse_error",
-    "beyond those, an allow-list: next to the last number (spaces and line breaks skipped) only "
-    "words that are not function or operator words, punctuation, = : $, a currency sign, LaTeX "
-    "math delimiters, markdown bold, a bracket pair that stands alone, or a command that takes "
-    "no number; any other symbol, or a digit after the last standalone number, is a parse_error",
+    "beyond those, an allow-list: next to the last number (spaces, line breaks and LaTeX spacing "
+    "skipped; $, backticks and currency read through) only words that are not function, operator "
+    "or negation words, punctuation, = and : (not a ratio), a tag, markdown bold or a bullet, a "
+    "parenthetical of words after it, LaTeX math delimiters, a bracket pair holding the number "
+    "alone, or a command that takes no number; any other symbol, a relation such as != or \\le, "
+    "or a digit after the last standalone number, is a parse_error",
     "a percent sign after the last number is dropped: 50% reads as 50",
     "an unclosed last \\boxed{ is a parse_error; text with no number is no_answer",
     "thousands separators: 1-3 digits then groups of exactly 3 ('1,234', '1{,}234'); "

@@ -47,11 +47,14 @@ def markers(lesson: str) -> list[tuple[str, str, str]]:
 def check_figures(lesson: str, figures_file: Path) -> None:
     """After a run of ``lesson`` with COURSE_FIGURES=figures_file: every quoted number is what
     the code produced."""
-    got: dict[str, str] = {}
+    seen: dict[str, set[str]] = {}
     if figures_file.exists():
         for line in figures_file.read_text().splitlines():
             row = json.loads(line)
-            got[row["key"]] = row["text"]
+            seen.setdefault(row["key"], set()).add(row["text"])
+    twice = {key: sorted(texts) for key, texts in seen.items() if len(texts) > 1}
+    assert not twice, f"figures quoted with different values on one run: {twice}"
+    got = {key: texts.pop() for key, texts in seen.items()}
     wrong = [(where, key, text, got.get(key)) for where, text, key in markers(lesson)
              if got.get(key) != text]  # fmt: skip
     assert not wrong, (
@@ -84,13 +87,15 @@ def test_no_marker_reaches_a_student_notebook():
     for lesson in LESSONS:
         for folder in ("source_notebooks", "release"):
             nb = nbformat.read(ROOT / folder / lesson / f"{lesson}.ipynb", as_version=4)
-            left = [c.source[:80] for c in nb.cells if "<!--fig:" in c.source]
+            left = [c.source[:80] for c in nb.cells if ANY_MARKER.search(c.source)]
             assert not left, f"{folder}/{lesson}: markers left in {left}"
 
 
 def test_the_build_and_the_library_strip_the_same_markers():
-    assert FIGURE_MARKER.pattern == ANY_MARKER.pattern
+    assert FIGURE_MARKER.pattern == ANY_MARKER.pattern and FIGURE_MARKER.flags == ANY_MARKER.flags
     assert strip_markers("first 38<!--fig:9.1:x--> steps") == "first 38 steps"
+    assert strip_markers("38<!-- Fig: 9.1:x --> steps") == "38 steps"  # mistyped: still stripped
+    assert not MARKER.search("38<!-- Fig: 9.1:x -->")  # ... and refused by the well-formed check
 
 
 def test_quote_formats_records_and_refuses_bad_keys(tmp_path, monkeypatch):
@@ -116,7 +121,8 @@ def test_a_drifted_number_fails_the_check(tmp_path, monkeypatch):
     rows = [{"key": key, "text": text} for _, text, key in markers(lesson)]
     out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     check_figures(lesson, out)  # the text as it is
-    with out.open("a") as f:  # the same figure printed again, with another value: the last counts
+    out.write_text("\n".join(json.dumps(r) for r in rows[1:]) + "\n")
+    with out.open("a") as f:  # the first figure printed with another value
         f.write(json.dumps({"key": rows[0]["key"], "text": rows[0]["text"] + "1"}) + "\n")
     try:
         check_figures(lesson, out)
@@ -124,3 +130,11 @@ def test_a_drifted_number_fails_the_check(tmp_path, monkeypatch):
         assert rows[0]["key"] in str(err)
     else:
         raise AssertionError("a changed figure passed the check")
+    with out.open("a") as f:  # and printed twice, once right and once wrong
+        f.write(json.dumps({"key": rows[0]["key"], "text": rows[0]["text"]}) + "\n")
+    try:
+        check_figures(lesson, out)
+    except AssertionError as err:
+        assert "different values" in str(err)
+    else:
+        raise AssertionError("a figure quoted twice with two values passed the check")

@@ -335,9 +335,11 @@ def test_read_tail():
 
 
 def test_last_number_rule_pays_a_hedge_that_ends_on_gold():
-    # The seed's rule: the last number wins, so "42, not 43" is paid for 43 (the gold number
-    # inside a wrong answer). The strict verifier of lesson 9.1 (A4) rejects it.
-    assert cat("42, not 43", "43") == "correct"
+    # The last number wins, so "42, never 43" is paid for 43 (the gold number inside a wrong
+    # answer); a listed negation word is refused, an unlisted one is not: no word list closes
+    # the class. The strict verifier of lesson 9.1 (A4) rejects both.
+    assert cat("42, never 43", "43") == "correct"
+    assert cat("42, not 43", "43") == "parse_error"
     assert cat(r"\boxed{42}, not 43", "43") == "wrong"
 
 
@@ -367,10 +369,12 @@ def test_tolerance_false_positives_are_documented():
 
 from helpers import verifiers as V  # noqa: E402
 
-SPACES = st.text(alphabet=V._GROUP_SPACES + "\t", max_size=3)
-SOME_SPACE = st.text(alphabet=V._GROUP_SPACES + "\t", min_size=1, max_size=3)
+# spaces as a model writes them: Unicode spaces, tabs, line breaks and LaTeX's spacing commands
+SPACE_PIECES = [*V._GROUP_SPACES, "\t", "\n", "\\,", "\\;", "\\:", "\\ ", "~", "\\quad "]
+SPACES = st.lists(st.sampled_from(SPACE_PIECES), max_size=3).map("".join)
+SOME_SPACE = st.lists(st.sampled_from(SPACE_PIECES), min_size=1, max_size=3).map("".join)
 ANSWER = st.integers(0, 10**6).map(str)
-LEAD = st.sampled_from(["", "so the answer is ", "$", "We get $x = ", "Thus "])
+LEAD = st.sampled_from(["", "so the answer is ", "$", "We get $x = ", "Thus ", "**Answer:** "])
 COMMAND = st.from_regex(r"[A-Za-z]{1,10}", fullmatch=True).filter(
     lambda n: n not in V._HARMLESS_COMMANDS | V._TEXT_COMMANDS
 )
@@ -474,14 +478,35 @@ REVIEW_PAID = [
     (r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", "2"), ("2 ^" + " " * 801 + "10", "10"),
     ("10" + " " * 65 + "* x", "10"), ("\\sqrt" + " " * 801 + "8", "8"),
     ("\\frac{" + "a" * 250 + "} 8", "8"), ("x = \u2013\n5", "5"), ("2 +\n3", "3"), ("2^\n10", "10"),
-    ("$$\\frac 1\n2$$", "2"), ("7 \u2796 y", "7"),
+    ("$$\\frac 1\n2$$", "2"), ("7 \u2796 y", "7"), ("[1, 2]", "2"),
+    # the second review: LaTeX spacing, $, words, relations, lists, ratios, percent signs
+    ("50%%", "50"), ("50" + "%" * 1000, "50"), ("50" + " \\%" * 1000, "50"),
+    (r"$4\,\times\,3$", "3"), (r"2\,+\,3", "3"), (r"3\,\frac{1}{2}", "1/2"), (r"\pi\,2", "2"),
+    (r"\sqrt\,16", "16"), (r"\sqrt\;16", "16"), (r"x = 10^\,3", "3"), (r"\log_2\,8", "8"),
+    (r"\mathrm{log}\,8", "8"), (r"\sqrt\quad 16", "16"), (r"2^\quad 3", "3"),
+    ("It costs $5 + $3.", "3"), ("$12 - $3", "3"), ("$5 \u00d7 $3", "3"), (r"2^$3$", "3"),
+    (r"\sqrt $16$", "16"), ("The answer is negative 5.", "5"), ("2 raised to 3", "3"),
+    ("twice 8", "8"), ("half of 8", "8"), ("It is not 5", "5"), ("It is less than 5", "5"),
+    ("floor 3.5", "3.5"), ("5 percent of 8", "8"), (r"3 \text{ squared}", "3"),
+    (r"3 \text{ factorial}", "3"), (r"3 \text{!}", "3"), (r"\text{square root of } 16", "16"),
+    (r"x \neq 5", "5"), (r"x \ne 5", "5"), (r"x \not= 5", "5"), ("x != 5", "5"), (r"\ge 3", "3"),
+    ("<= 3", "3"), (">= 3", "3"), ("The point is (3, 5).", "5"), ("The interval is [3, 5].", "5"),
+    ("The ratio is 3:5.", "5"), ("The time is 3:45.", "45"), ("between 3 and 5", "5"),
+    ("The answer is 3 !", "3"), ("(3) !", "3"),
 ]  # fmt: skip
 REVIEW_KEPT = [
     (r"x \approx 3.14", "3.14"), (r"\ln 2 \approx 0.693", "0.693"), (r"\mathbf{Answer:} 42", "42"),
     ("x = 12 \\mathrm{cm}", "12"), ("Answer: 5 \\hfill", "5"), ("**Answer:** 42", "42"),
-    ("The answer is **42**", "42"), ("It is (42).", "42"), ("[1, 2]", "2"), ("costs \u20ac81", "81"),
+    ("The answer is **42**", "42"), ("It is (42).", "42"), ("costs \u20ac81", "81"),
     (r"\(81\)", "81"), (r"\[81\]", "81"), ("$81$", "81"), ("3 times 4 is 12", "12"),
     ("Total: 45\n\n45", "45"), ("-> 81", "81"), ("so 81 apples", "81"), ("x = 5\n!", "5"),
+    ("The answer is 7 (approximately).", "7"), ("Answer: 12 (twelve)", "12"),
+    ("Final answer: 42 (option C)", "42"), ("`42`", "42"), (r"$12\,\text{cm}$", "12"),
+    (r"$12\ \text{cm}$", "12"), ("**Answer: 42**", "42"), ("**The answer is 12**.", "12"),
+    (r"42^\circ", "42"), ("42\u00b0", "42"), ("<answer>7</answer>", "7"), ("- 42", "42"),
+    ("Answer\uff1a7", "7"), ("7\u3002", "7"), ("7\u2026", "7"), ("x = -3", "-3"),
+    (r"$\frac{3}{4}$", "3/4"), ("Therefore, the final answer is 7", "7"), ("It costs $12.", "12"),
+    ("3 + 4 = 7\nSo the answer is\n7", "7"),
 ]  # fmt: skip
 
 
@@ -802,7 +827,7 @@ def test_passport_hash_is_pinned():
 
 
 PINNED = {
-    "numeric": "d050516a3d52dd7c",
+    "numeric": "705890c53ee7b32c",
     "arithmetic": "ba45a35e9717dc6a",
     "format": "f8886095093c40e3",
     "arithmetic_sloppy": "b1a5caa94fcad5bc",

@@ -514,11 +514,12 @@ print(
 #    `sqrt(8)`; a factorial, `5!`; digits grouped by spaces or apostrophes, `1 234 567`,
 #    `1'234'567`; a comma glued to a digit, `1.234,56`; any dash that is not a minus sign, with or
 #    without a space, `–5`, `– 5`, `－5`), the result is `parse_error`, never the smaller number it
-#    could read. Beyond these classes the reading is an **allow-list**: next to the number (spaces
-#    and line breaks skipped) may stand only plain words that are not function or operator words
-#    (`log`, `gcd`, `times`, `choose`...), punctuation, `=`, `:`, a currency sign, `$`, LaTeX
-#    math delimiters, markdown bold, a bracket pair that itself stands alone, and commands that
-#    take no number (`\quad`, `\approx`, `\Rightarrow`, `\text{...}` before it). Any other
+#    could read. Beyond these classes the reading is an **allow-list**: next to the number (spaces,
+#    line breaks and LaTeX spacing such as `\,` skipped; `$` and currency signs read through) may
+#    stand only plain words that are not function, operator or negation words (`log`, `gcd`,
+#    `times`, `choose`, `not`, `less`...), punctuation, `=`, `:` (not a ratio `3:5`), markdown bold,
+#    a parenthetical of words after it, LaTeX math delimiters, a bracket pair that holds the number
+#    alone, and commands that take no number (`\approx`, `\Rightarrow`, `\text{...}`). Any other
 #    symbol (`√8`, `2π`, `|8|`, `±3`, `2(4)`) refuses the reading, and so does a digit anywhere
 #    after the last standalone number (`\frac12`, `x2`, `1½`). The tests generate spellings of
 #    each class (any command name, any Unicode symbol, spaces, options) rather than naming a few.
@@ -549,7 +550,8 @@ ATTACKS = [  # (reference, response, human verdict: True = correct)
     ("81", "80", False),
     ("81", r"A naive sum gives 81, but carrying wrongly I get \boxed{79}", False),
     ("81", "The answer is 79. Check: 40 + 41 = 81", False),  # gold number in a wrong derivation
-    ("43", "42, not 43", False),  # the gold number as the last word of a wrong answer
+    ("43", "42, not 43", False),  # the gold number after a negation: refused (a negation word)
+    ("43", "42, never 43", False),  # the gold number as the last word of a wrong answer
     ("5", r"\boxed{3} or perhaps \boxed{5}", False),  # several boxes
     ("5", "the answer is 3 or 5", False),  # a hedge
     # a number inside a larger expression: a smaller number must not be read (fails closed)
@@ -611,6 +613,7 @@ for ref, resp, human in ATTACKS:
     )
 print(flags)
 quote("9.1:ours_fp", flags["FP"])
+quote("9.1:attack_rows", len(ATTACKS))
 quote("9.1:ours_fn", flags["FN"])
 
 # %% [markdown]
@@ -644,12 +647,13 @@ for resp in ["2^{10}", "5\u00b2", "x = \u20135", "x = \u2013 5", "1 234 567", "1
 # named category without an exception: that is the part of the contract the reference gets right.
 # The `categories` column is exactly the passport's failure list.
 #
-# **"The last number wins" is the specification's rule, and its own warning.** `42, not 43` is paid
-# for 43: the gold number appears inside a wrong answer. The fail-closed reading does not help (43
-# stands alone). A policy trained on this verifier can learn to end every answer on a plausible
-# number. **Train with a contract that needs a commitment**: one boxed final answer at the end,
-# stated in the prompt, which is the strict verifier you write in A4 (it gives `42, not 43`
-# `no_answer`). Use the last-number reading for evaluation of a model that was never trained
+# **"The last number wins" is the specification's rule, and its own warning.** `42, never 43` is
+# paid for 43: the gold number appears inside a wrong answer. The fail-closed reading refuses
+# `42, not 43` (a negation word before the number), but no list of words closes this class: any
+# phrasing it does not list (`never`, `rather than`, `instead of`) passes. A policy trained on
+# this verifier can learn to end every answer on a plausible number. **Train with a contract that
+# needs a commitment**: one boxed final answer at the end, stated in the prompt, which is the
+# strict verifier you write in A4 (it gives `42, never 43` `no_answer`). Use the last-number reading for evaluation of a model that was never trained
 # against it, not as a training reward.
 #
 # **The tolerance is a design choice.** An alternative contract needs no tolerance constants at all:
@@ -742,11 +746,11 @@ else:
 
 # %% [markdown]
 # On this table the two make different mistakes [9.1-12]: math-verify has
-# 4<!--fig:9.1:mv_fp--> FPs and 4<!--fig:9.1:mv_fn--> FNs, and pays both
+# 5<!--fig:9.1:mv_fp--> FPs and 4<!--fig:9.1:mv_fn--> FNs, and pays both
 # (2<!--fig:9.1:mv_policy-->) policy rows. `math-verify` rejects both hedges (it
 # reads two boxes as the set $\{3, 5\}$), pays none of the tolerance rows and gets $\sqrt 8$
 # right, but it pays `5²` for 5 and, by the course's policy, the brace injection and the
-# 30 000-character response (it has no length cap); it refuses the Unicode minus and `1{,}234`, and reads `1e-7` as $1\cdot e - 7$. Both pay `42, not 43` and
+# 30 000-character response (it has no length cap); it refuses the Unicode minus and `1{,}234`, and reads `1e-7` as $1\cdot e - 7$. Both pay `42, never 43` and
 # the check written after a wrong answer. A second verifier is a way to *find* disagreements to
 # read by hand, not a ground truth.
 #
