@@ -114,14 +114,9 @@ def machine() -> str:
         trl_v = trl.__version__
     except Exception:  # pragma: no cover - trl is pinned, but the sampler bench does not need it
         trl_v = "absent"
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from helpers.passport import cpu_model
+
+    cpu = cpu_model()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (
         f"{cpu}, {os.cpu_count()} cores (load avg {load:.1f} at start), Python "

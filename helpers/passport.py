@@ -53,17 +53,21 @@ def library_versions() -> dict[str, str | None]:
     return versions
 
 
-def machine() -> dict[str, Any]:
-    """The machine a run's floats came from: CPU model, architecture, OS kernel, cores, and the
-    CPU kernel path torch dispatches to (``ATEN_CPU_CAPABILITY`` changes it on one machine)."""
-    cpu = platform.processor() or "unknown"
+def cpu_model() -> str:
+    """The CPU's model name (Linux ``/proc/cpuinfo``; elsewhere what ``platform`` knows)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """The machine a run's floats came from: CPU model, architecture, OS kernel, cores, and the
+    CPU kernel path torch dispatches to (``ATEN_CPU_CAPABILITY`` changes it on one machine)."""
+    cpu = cpu_model()
     try:
         import torch
 
