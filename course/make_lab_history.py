@@ -152,6 +152,8 @@ def compare(new: dict, old: dict, rtol: float = 1e-6) -> list[str]:
         problems.append("profile differs (config_hash)")
     keys = set(new["history"]) | set(old["history"])
     for key in sorted(keys):
+        if key not in old["history"]:  # logged by newer code than the record: nothing to compare
+            continue
         a, b = new["history"].get(key), old["history"].get(key)
         if a is None or b is None or len(a) != len(b):
             problems.append(f"{key}: missing or of different length")

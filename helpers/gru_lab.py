@@ -157,6 +157,26 @@ class LabProfile:
     """k of the logged pass@k."""
 
 
+@dataclass(frozen=True)
+class Perturbation:
+    """Changes induced on top of a profile (lesson 9.4's diagnosis clinic); the defaults change
+    nothing. A run with a perturbation records it in its passport's config (``perturbation``)."""
+
+    truncation_contract: str = "zero"
+    """What a truncated response (no ``<eos>``) teaches: "zero" (it keeps its reward, 0, and its
+    tokens stay in the loss) or "mask" (its reward still enters its group's baseline, but its
+    tokens leave the loss, as in DAPO's overlong filtering: nothing pushes it down)."""
+    wrong_penalty: float = 0.0
+    """Subtracted from the reward of a response that ended with ``<eos>`` and is wrong (a truncated
+    response keeps reward 0): wrong answers then score below unfinished ones."""
+    verifier_fault_step: int = 0
+    """From this RL step on, training verifier calls fail (0 = never). A failed call scores 0 with
+    category "timeout" (fail-closed), as a verifier service that times out under load would;
+    evaluation calls are never faulted."""
+    verifier_fault_rate: float = 0.0
+    """Probability that a training verifier call fails once the fault has started."""
+
+
 PROFILES: dict[str, LabProfile] = {
     "smoke": LabProfile(),
     "tiny": LabProfile(
@@ -293,14 +313,29 @@ def make_verifier(
     return Verifier("gru_lab_arithmetic", LAB_VERSION, rules, config, _lab_verdict)
 
 
-def score(verifier: Verifier, tasks: list[Task], sample: GroupSample) -> dict[str, Tensor]:
-    """Verifier results of every row: ``reward``, ``correct``, ``consistent``, ``format`` (N,)."""
-    rows = {"reward": [], "correct": [], "consistent": [], "format": []}
+def score(
+    verifier: Verifier,
+    tasks: list[Task],
+    sample: GroupSample,
+    fault: Callable[[], bool] | None = None,
+) -> dict[str, Tensor]:
+    """Verifier results of every row: ``reward``, ``correct``, ``consistent``, ``format``,
+    ``parse_error`` and ``verifier_error`` (N,). ``fault()`` True makes that call fail (category
+    "timeout", every component 0)."""
+    keys = ("reward", "correct", "consistent", "format", "parse_error", "verifier_error")
+    rows: dict[str, list[float]] = {key: [] for key in keys}
     for i, (text, stop) in enumerate(zip(sample.texts, sample.stop_reason)):
-        v = verifier.check(tasks[i // sample.k], text + ("<eos>" if stop == "eos" else ""))
+        failed = fault is not None and fault()
+        v = (
+            Verdict(0.0, "timeout", {})
+            if failed
+            else verifier.check(tasks[i // sample.k], text + ("<eos>" if stop == "eos" else ""))
+        )
         rows["reward"].append(v.reward)
         for key in ("correct", "consistent", "format"):
             rows[key].append(v.components.get(key, 0.0))
+        rows["parse_error"].append(float(v.category == "parse_error"))
+        rows["verifier_error"].append(float(failed))
     return {k: torch.tensor(v, dtype=torch.float32) for k, v in rows.items()}
 
 
@@ -445,7 +480,8 @@ class LabResult:
     """What ``run_lab`` returns.
 
     history:  dict of lists. Per RL step (key ``step``): reward, accuracy, the reward components
-              (correct, consistent, format), truncation_rate, len_mean, entropy, kl_ref, clip_low,
+              (correct, consistent, format), truncation_rate, parse_fail_rate (parse errors),
+              verifier_error_rate (failed verifier calls), len_mean, entropy, kl_ref, clip_low,
               clip_high (means over all update epochs, epoch 0 included, where the ratio is 1),
               clip_low_reused, clip_high_reused (epochs 1.. only; NaN with one epoch), ratio_max
               (largest ratio seen before an update), ratio_max_final (after the last update),
@@ -496,9 +532,11 @@ def run_lab(
     pass_at_k_fn: Callable,
     clip_fraction_fn: Callable,
     kl_fn: Callable,
+    perturbation: Perturbation | None = None,
     progress: bool = True,
 ) -> LabResult:
     """Pretrain, then RL with the given graded functions; see the module docstring for their shapes.
+    ``perturbation`` induces a pathology on top of the profile (lesson 9.4's clinic).
 
     Deterministic: the same profile (and functions) gives the same history on the same CPU build.
     """
@@ -508,12 +546,12 @@ def run_lab(
     threads = torch.get_num_threads()
     torch.set_num_threads(p.threads)
     try:
-        return _run(p, fns, progress)
+        return _run(p, perturbation or Perturbation(), fns, progress)
     finally:
         torch.set_num_threads(threads)
 
 
-def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
+def _run(p: LabProfile, q: Perturbation, fns: dict, progress: bool) -> LabResult:
     t_start = time.perf_counter()
     tok = make_tokenizer()
     grammar = Grammar(tok)
@@ -546,6 +584,7 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
     run_eval(0)
     opt = torch.optim.Adam(model.parameters(), lr=p.lr)
     gen = torch.Generator().manual_seed(p.seed)  # every rollout draw
+    fault_rng = random.Random(f"fault/{p.seed}")  # the induced verifier fault (none by default)
     samples: dict[str, list[str]] = {}
     loss_keys: dict[str, None] = {}  # loss_fn metric names seen so far, in order
     bar = tqdm(range(1, p.steps + 1), desc="RL", disable=not progress)
@@ -556,7 +595,16 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
         s = sample_groups(old, tok, [t.prompt for t in batch], p.group_size, max_new_tokens=p.max_new_tokens,
                           temperature=p.temperature, allowed_tokens=grammar, generator=gen)  # fmt: skip
         mask = s.completion_mask.float()  # (N, T)
-        r = score(verifier, batch, s)
+        faulty = q.verifier_fault_step and step >= q.verifier_fault_step
+        r = score(
+            verifier,
+            batch,
+            s,
+            (lambda: fault_rng.random() < q.verifier_fault_rate) if faulty else None,
+        )
+        if q.wrong_penalty:
+            ended = torch.tensor([x == "eos" for x in s.stop_reason])  # (N,)
+            r["reward"] = r["reward"] - q.wrong_penalty * (ended & (r["correct"] == 0)).float()
         B, G = p.prompts_per_step, p.group_size
         rewards = r["reward"].view(B, G)
         adv = fns["advantages_fn"](rewards).reshape(B * G).detach()  # (N,)
@@ -568,6 +616,15 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
                 behaviour_logits(ref, s, grammar, p.temperature), s.completion_ids, mask
             )
 
+        loss_mask = mask  # (N, T) the tokens the update sees
+        if q.truncation_contract == "mask":  # truncated rows leave the loss (not the baseline)
+            loss_mask = (
+                mask * torch.tensor([x == "eos" for x in s.stop_reason], dtype=mask.dtype)[:, None]
+            )
+        elif q.truncation_contract != "zero":
+            raise ValueError(
+                f"truncation_contract must be 'zero' or 'mask', got {q.truncation_contract!r}"
+            )
         model.train()
         losses, lows, highs, rmax, metrics = [], [], [], [], {}
         # No signal at all (every group degenerate and no KL term): skip the update, otherwise
@@ -579,7 +636,7 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
                 behaviour_logits(model, s, grammar, p.temperature), s.completion_ids, mask
             )
             loss, m = fns["loss_fn"](
-                new_logp, old_logp, ref_logp, adv, mask, clip_eps=p.clip_eps, kl_coef=p.kl_coef
+                new_logp, old_logp, ref_logp, adv, loss_mask, clip_eps=p.clip_eps, kl_coef=p.kl_coef
             )
             opt.zero_grad()
             loss.backward()
@@ -587,11 +644,11 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
             opt.step()
             ratio = torch.exp(new_logp.detach() - old_logp)  # (N, T)
-            low, high = fns["clip_fraction_fn"](ratio, adv, mask, clip_eps=p.clip_eps)
+            low, high = fns["clip_fraction_fn"](ratio, adv, loss_mask, clip_eps=p.clip_eps)
             losses.append(float(loss.detach()))
             lows.append(float(low))
             highs.append(float(high))
-            rmax.append(float((ratio * mask).max()))
+            rmax.append(float((ratio * loss_mask).max()))
             for key, v in (m or {}).items():
                 metrics.setdefault(f"loss_{key}", []).append(float(v))
         ratio_max_final = math.nan
@@ -600,7 +657,7 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
                 final_logp = token_logprobs(
                     behaviour_logits(model, s, grammar, p.temperature), s.completion_ids, mask
                 )
-                ratio_max_final = float((torch.exp(final_logp - old_logp) * mask).max())
+                ratio_max_final = float((torch.exp(final_logp - old_logp) * loss_mask).max())
 
         def mean(xs: list[float]) -> float:
             return sum(xs) / len(xs) if xs else math.nan
@@ -617,6 +674,8 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
             "consistent": float(r["consistent"].mean()),
             "format": float(r["format"].mean()),
             "truncation_rate": sum(x == "length" for x in s.stop_reason) / len(s.stop_reason),
+            "parse_fail_rate": float(r["parse_error"].mean()),
+            "verifier_error_rate": float(r["verifier_error"].mean()),
             "len_mean": float(s.lengths.float().mean()),
             "entropy": float(fns["entropy_fn"](old_logits, mask)),
             "kl_ref": float(fns["kl_fn"](old_logp, ref_logp, mask)),
@@ -628,7 +687,7 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
             "ratio_max_final": ratio_max_final,
             "skipped": float(skipped),
             "loss": mean(losses),
-            "informative_rate": float((rewards.std(dim=1) > 0).float().mean()),
+            "informative_rate": float(informative.float().mean()),  # max > min, exactly
             "old_logp_maxdiff": float(((rescored - old_logp).abs() * mask).max()),
             "time_s": time.perf_counter() - t0,
             **{key: mean(metrics.get(key, [])) for key in {**loss_keys, **dict.fromkeys(metrics)}},
@@ -659,7 +718,8 @@ def _run(p: LabProfile, fns: dict, progress: bool) -> LabResult:
         "time_total_s": round(time.perf_counter() - t_start, 2),
         "threads": p.threads,
     }
-    passport = make_passport(asdict(p), verifier=verifier, extra=extra)
+    config = asdict(p) | ({"perturbation": asdict(q)} if q != Perturbation() else {})
+    passport = make_passport(config, verifier=verifier, extra=extra)
     return LabResult(history=history, passport=passport, samples=samples)
 
 

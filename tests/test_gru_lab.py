@@ -15,6 +15,7 @@ from helpers.gru_lab import (
     PROFILES,
     Grammar,
     LabProfile,
+    Perturbation,
     behaviour_logits,
     failure_pattern,
     make_task,
@@ -191,6 +192,27 @@ def test_engine_uses_the_passed_functions():
     p = LabProfile(**{**PROFILES["tiny"].__dict__, "steps": 1, "eval_every": 5})
     run_lab(p, progress=False, **{**mlh.REFERENCE_FNS, "advantages_fn": adv})
     assert calls == [(p.prompts_per_step, p.group_size)]
+
+
+def test_perturbations_change_what_they_name_and_nothing_by_default(tiny_run):
+    """Lesson 9.4's clinic knobs: the default Perturbation is the plain run (and leaves the
+    passport's config alone); a fault of rate 1 fails every training call; a bad contract raises."""
+    plain = run_lab("tiny", perturbation=Perturbation(), progress=False, **mlh.REFERENCE_FNS)
+    assert plain.history["reward"] == tiny_run.history["reward"]
+    assert "perturbation" not in plain.passport["config"]
+    assert plain.history["verifier_error_rate"] == [0.0] * len(plain.history["step"])
+    fault = Perturbation(verifier_fault_step=2, verifier_fault_rate=1.0)
+    hurt = run_lab("tiny", perturbation=fault, progress=False, **mlh.REFERENCE_FNS)
+    assert hurt.passport["config"]["perturbation"]["verifier_fault_rate"] == 1.0
+    assert hurt.history["verifier_error_rate"] == [0.0, 1.0, 1.0]
+    assert hurt.history["reward"][1:] == [0.0, 0.0] and hurt.history["skipped"][1:] == [1.0, 1.0]
+    assert hurt.history["eval_step"] == plain.history["eval_step"]
+    penalised = run_lab("tiny", perturbation=Perturbation(wrong_penalty=1.0), progress=False,
+                        **mlh.REFERENCE_FNS)  # fmt: skip
+    assert penalised.history["reward"][0] < plain.history["reward"][0]  # same draws, wrong < 0
+    with pytest.raises(ValueError, match="truncation_contract"):
+        run_lab("tiny", perturbation=Perturbation(truncation_contract="drop"), progress=False,
+                **mlh.REFERENCE_FNS)  # fmt: skip
 
 
 # --- reference functions and pattern helpers -------------------------------------------------
