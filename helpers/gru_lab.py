@@ -167,8 +167,9 @@ class Perturbation:
     tokens stay in the loss) or "mask" (its reward still enters its group's baseline, but its
     tokens leave the loss, as in DAPO's overlong filtering: nothing pushes it down)."""
     wrong_penalty: float = 0.0
-    """Subtracted from the reward of a response that ended with ``<eos>`` and is wrong (a truncated
-    response keeps reward 0): wrong answers then score below unfinished ones."""
+    """Subtracted from the reward of a response that ended with ``<eos>`` and was scored wrong (a
+    truncated response, and a call the verifier fault failed, keep reward 0): wrong answers then
+    score below unfinished ones."""
     verifier_fault_step: int = 0
     """From this RL step on, training verifier calls fail (0 = never). A failed call scores 0 with
     category "timeout" (fail-closed), as a verifier service that times out under load would;
@@ -604,7 +605,8 @@ def _run(p: LabProfile, q: Perturbation, fns: dict, progress: bool) -> LabResult
         )
         if q.wrong_penalty:
             ended = torch.tensor([x == "eos" for x in s.stop_reason])  # (N,)
-            r["reward"] = r["reward"] - q.wrong_penalty * (ended & (r["correct"] == 0)).float()
+            scored_wrong = ended & (r["correct"] == 0) & (r["verifier_error"] == 0)  # (N,)
+            r["reward"] = r["reward"] - q.wrong_penalty * scored_wrong.float()
         B, G = p.prompts_per_step, p.group_size
         rewards = r["reward"].view(B, G)
         adv = fns["advantages_fn"](rewards).reshape(B * G).detach()  # (N,)

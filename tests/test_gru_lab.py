@@ -210,6 +210,9 @@ def test_perturbations_change_what_they_name_and_nothing_by_default(tiny_run):
     penalised = run_lab("tiny", perturbation=Perturbation(wrong_penalty=1.0), progress=False,
                         **mlh.REFERENCE_FNS)  # fmt: skip
     assert penalised.history["reward"][0] < plain.history["reward"][0]  # same draws, wrong < 0
+    both = Perturbation(wrong_penalty=1.0, verifier_fault_step=2, verifier_fault_rate=1.0)
+    failed = run_lab("tiny", perturbation=both, progress=False, **mlh.REFERENCE_FNS)
+    assert failed.history["reward"][1:] == [0.0, 0.0]  # a failed call is not a wrong answer
     with pytest.raises(ValueError, match="truncation_contract"):
         run_lab("tiny", perturbation=Perturbation(truncation_contract="drop"), progress=False,
                 **mlh.REFERENCE_FNS)  # fmt: skip
