@@ -25,7 +25,9 @@ w_consistent*consistent + w_format*format. A truncated response (no ``<eos>``) s
 
 The graded pieces are arguments, never implemented here. ``run_lab(profile, **fns)`` takes
 (N rows = prompts * G, T completion tokens, V vocabulary; ``mask`` is float 0/1, 1 on the
-generated tokens up to and including ``<eos>``)::
+generated tokens up to and including ``<eos>``; ``loss_fn`` and ``clip_fraction_fn`` get the
+*loss* mask, which under ``Perturbation(truncation_contract="mask")`` has all-zero rows for the
+truncated responses: divide by a count clamped to at least 1)::
 
     advantages_fn(rewards (B, G)) -> (B, G)           group-relative advantages, one row per prompt
     loss_fn(new_logp (N, T), old_logp (N, T), ref_logp (N, T), advantages (N,), mask (N, T),
@@ -168,14 +170,27 @@ class Perturbation:
     tokens leave the loss, as in DAPO's overlong filtering: nothing pushes it down)."""
     wrong_penalty: float = 0.0
     """Subtracted from the reward of a response that ended with ``<eos>`` and was scored wrong (a
-    truncated response, and a call the verifier fault failed, keep reward 0): wrong answers then
-    score below unfinished ones."""
+    truncated response, and a call the verifier failed, keep reward 0): with a penalty above
+    w_consistent + w_format, every wrong answer scores below an unfinished one."""
     verifier_fault_step: int = 0
     """From this RL step on, training verifier calls fail (0 = never). A failed call scores 0 with
     category "timeout" (fail-closed), as a verifier service that times out under load would;
     evaluation calls are never faulted."""
     verifier_fault_rate: float = 0.0
     """Probability that a training verifier call fails once the fault has started."""
+
+    def __post_init__(self) -> None:
+        if self.truncation_contract not in ("zero", "mask"):
+            raise ValueError(
+                f"truncation_contract must be 'zero' or 'mask', got {self.truncation_contract!r}"
+            )
+        for name in ("wrong_penalty", "verifier_fault_step"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if not 0 <= self.verifier_fault_rate <= 1:
+            raise ValueError(
+                f"verifier_fault_rate must be in [0, 1], got {self.verifier_fault_rate}"
+            )
 
 
 PROFILES: dict[str, LabProfile] = {
@@ -322,7 +337,8 @@ def score(
 ) -> dict[str, Tensor]:
     """Verifier results of every row: ``reward``, ``correct``, ``consistent``, ``format``,
     ``parse_error`` and ``verifier_error`` (N,). ``fault()`` True makes that call fail (category
-    "timeout", every component 0)."""
+    "timeout", every component 0); ``verifier_error`` also counts a verifier that raised ("error").
+    The lab's grammar only lets ``<eos>`` close a parsable answer, so ``parse_error`` is 0 here."""
     keys = ("reward", "correct", "consistent", "format", "parse_error", "verifier_error")
     rows: dict[str, list[float]] = {key: [] for key in keys}
     for i, (text, stop) in enumerate(zip(sample.texts, sample.stop_reason)):
@@ -336,7 +352,7 @@ def score(
         for key in ("correct", "consistent", "format"):
             rows[key].append(v.components.get(key, 0.0))
         rows["parse_error"].append(float(v.category == "parse_error"))
-        rows["verifier_error"].append(float(failed))
+        rows["verifier_error"].append(float(v.category in ("timeout", "error")))
     return {k: torch.tensor(v, dtype=torch.float32) for k, v in rows.items()}
 
 
@@ -486,8 +502,11 @@ class LabResult:
               clip_high (means over all update epochs, epoch 0 included, where the ratio is 1),
               clip_low_reused, clip_high_reused (epochs 1.. only; NaN with one epoch), ratio_max
               (largest ratio seen before an update), ratio_max_final (after the last update),
-              skipped (1.0 when every group was degenerate and kl_coef = 0: no optimizer step, the
-              update metrics are NaN), loss, informative_rate, old_logp_maxdiff, time_s. Per
+              skipped (1.0 when every group was degenerate and kl_coef = 0, or no token is left in
+              the loss: no optimizer step, the update metrics are NaN), loss, informative_rate
+              (share of groups whose rewards have max > min), old_logp_maxdiff, time_s. Under the
+              "mask" contract the clip fractions, ratio maxima and loss run over the loss tokens,
+              entropy and kl_ref over every generated token. Per
               evaluation point (key ``eval_step``, 0 = before RL): train_* and heldout_* acc,
               pass@k, coverage, concentration, top20_share, entropy, greedy_acc.
     passport: ``helpers.passport.make_passport`` of the profile, with the verifier passport,
@@ -603,8 +622,8 @@ def _run(p: LabProfile, q: Perturbation, fns: dict, progress: bool) -> LabResult
             s,
             (lambda: fault_rng.random() < q.verifier_fault_rate) if faulty else None,
         )
+        ended = torch.tensor([x == "eos" for x in s.stop_reason])  # (N,)
         if q.wrong_penalty:
-            ended = torch.tensor([x == "eos" for x in s.stop_reason])  # (N,)
             scored_wrong = ended & (r["correct"] == 0) & (r["verifier_error"] == 0)  # (N,)
             r["reward"] = r["reward"] - q.wrong_penalty * scored_wrong.float()
         B, G = p.prompts_per_step, p.group_size
@@ -620,19 +639,14 @@ def _run(p: LabProfile, q: Perturbation, fns: dict, progress: bool) -> LabResult
 
         loss_mask = mask  # (N, T) the tokens the update sees
         if q.truncation_contract == "mask":  # truncated rows leave the loss (not the baseline)
-            loss_mask = (
-                mask * torch.tensor([x == "eos" for x in s.stop_reason], dtype=mask.dtype)[:, None]
-            )
-        elif q.truncation_contract != "zero":
-            raise ValueError(
-                f"truncation_contract must be 'zero' or 'mask', got {q.truncation_contract!r}"
-            )
+            loss_mask = mask * ended.to(mask.dtype)[:, None]
         model.train()
         losses, lows, highs, rmax, metrics = [], [], [], [], {}
-        # No signal at all (every group degenerate and no KL term): skip the update, otherwise
-        # Adam's momentum would still move the weights on a zero gradient.
+        # No signal at all (every group degenerate and no KL term, or every token masked out of the
+        # loss): skip the update, otherwise Adam's momentum would still move the weights on a zero
+        # gradient.
         informative = rewards.max(dim=1).values > rewards.min(dim=1).values  # (B,)
-        skipped = not bool(informative.any()) and p.kl_coef == 0
+        skipped = (not bool(informative.any()) and p.kl_coef == 0) or not bool(loss_mask.any())
         for _ in range(0 if skipped else p.num_iterations):
             new_logp = token_logprobs(
                 behaviour_logits(model, s, grammar, p.temperature), s.completion_ids, mask

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import random
 import sys
 from pathlib import Path
@@ -194,28 +196,70 @@ def test_engine_uses_the_passed_functions():
     assert calls == [(p.prompts_per_step, p.group_size)]
 
 
-def test_perturbations_change_what_they_name_and_nothing_by_default(tiny_run):
+def test_perturbations_change_what_they_name_and_nothing_by_default(tiny_run, monkeypatch):
     """Lesson 9.4's clinic knobs: the default Perturbation is the plain run (and leaves the
-    passport's config alone); a fault of rate 1 fails every training call; a bad contract raises."""
-    plain = run_lab("tiny", perturbation=Perturbation(), progress=False, **mlh.REFERENCE_FNS)
-    assert plain.history["reward"] == tiny_run.history["reward"]
+    passport's config alone); each knob changes what it names; bad values raise at once."""
+    drop = {"time_s"}
+
+    def run(pert, profile=PROFILES["tiny"]):
+        return run_lab(profile, perturbation=pert, progress=False, **mlh.REFERENCE_FNS)
+
+    plain = run(Perturbation())
+    # list equality: the NaN entries (update metrics of skipped steps) are the one math.nan object
+    assert {k: v for k, v in plain.history.items() if k not in drop} == {
+        k: v for k, v in tiny_run.history.items() if k not in drop
+    }
     assert "perturbation" not in plain.passport["config"]
     assert plain.history["verifier_error_rate"] == [0.0] * len(plain.history["step"])
-    fault = Perturbation(verifier_fault_step=2, verifier_fault_rate=1.0)
-    hurt = run_lab("tiny", perturbation=fault, progress=False, **mlh.REFERENCE_FNS)
+
+    # a fault of rate 1 from step 2 fails every training call, and never an evaluation call
+    faulted_calls = []
+    real_score = gru_lab.score
+
+    def spy(verifier, tasks, sample, fault=None):
+        faulted_calls.append(fault is not None)
+        return real_score(verifier, tasks, sample, fault)
+
+    with monkeypatch.context() as m:
+        m.setattr(gru_lab, "score", spy)
+        hurt = run(Perturbation(verifier_fault_step=2, verifier_fault_rate=1.0))
+    steps = PROFILES["tiny"].steps
+    assert sum(faulted_calls) == steps - 1  # steps 2 and 3; evaluation calls pass no fault
+    assert len(faulted_calls) > steps  # ... and there were evaluation calls
     assert hurt.passport["config"]["perturbation"]["verifier_fault_rate"] == 1.0
     assert hurt.history["verifier_error_rate"] == [0.0, 1.0, 1.0]
     assert hurt.history["reward"][1:] == [0.0, 0.0] and hurt.history["skipped"][1:] == [1.0, 1.0]
-    assert hurt.history["eval_step"] == plain.history["eval_step"]
-    penalised = run_lab("tiny", perturbation=Perturbation(wrong_penalty=1.0), progress=False,
-                        **mlh.REFERENCE_FNS)  # fmt: skip
-    assert penalised.history["reward"][0] < plain.history["reward"][0]  # same draws, wrong < 0
-    both = Perturbation(wrong_penalty=1.0, verifier_fault_step=2, verifier_fault_rate=1.0)
-    failed = run_lab("tiny", perturbation=both, progress=False, **mlh.REFERENCE_FNS)
-    assert failed.history["reward"][1:] == [0.0, 0.0]  # a failed call is not a wrong answer
-    with pytest.raises(ValueError, match="truncation_contract"):
-        run_lab("tiny", perturbation=Perturbation(truncation_contract="drop"), progress=False,
-                **mlh.REFERENCE_FNS)  # fmt: skip
+
+    # the penalty hits exactly the eos-ended wrong answers (tiny's draws at step 1 are the same).
+    # The untrained tiny policy is never right, so one eos-ended row per call is marked correct.
+    def one_right(verifier, tasks, sample, fault=None):
+        r = real_score(verifier, tasks, sample, fault)
+        r["correct"][sample.stop_reason.index("eos")] = 1.0
+        return r
+
+    with monkeypatch.context() as m:
+        m.setattr(gru_lab, "score", one_right)
+        base, pen = run(Perturbation()).history, run(Perturbation(wrong_penalty=1.0)).history
+    ended_wrong = 1 - base["truncation_rate"][0] - base["accuracy"][0]
+    assert base["accuracy"][0] > 0 and base["truncation_rate"][0] > 0 and ended_wrong > 0
+    assert pen["reward"][0] == pytest.approx(base["reward"][0] - ended_wrong, abs=1e-6)
+    both = run(Perturbation(wrong_penalty=1.0, verifier_fault_step=2, verifier_fault_rate=1.0))
+    assert both.history["reward"][1:] == [0.0, 0.0]  # a failed call is not a wrong answer
+
+    # masking: same draws at step 1, truncated rows out of the loss, so the loss moves
+    short = dataclasses.replace(PROFILES["tiny"], max_new_tokens=7)
+    zero, masked = (
+        run(Perturbation(), short).history,
+        run(Perturbation(truncation_contract="mask"), short).history,
+    )
+    assert zero["truncation_rate"][0] == masked["truncation_rate"][0] > 0
+    assert zero["reward"][0] == masked["reward"][0] and masked["skipped"][0] == 0.0
+    assert math.isfinite(masked["loss"][0]) and zero["loss"][0] != masked["loss"][0]
+
+    for bad in ({"truncation_contract": "drop"}, {"wrong_penalty": -1.0}, {"verifier_fault_step": -1},
+                {"verifier_fault_rate": 1.5}):  # fmt: skip
+        with pytest.raises(ValueError):
+            Perturbation(**bad)
 
 
 # --- reference functions and pattern helpers -------------------------------------------------
