@@ -23,7 +23,9 @@ Cell markers (a cell starts at a line beginning with ``# %%``):
                                          model answer and the rubric, the release an empty answer
     # %% [locked] id=setup               read-only code cell (students cannot edit it)
 
-In a hidden-test file, a line ``# @reference ID [ID ...]`` is replaced by the
+In a hidden-test file, a line ``# @data NAME FILE.json`` becomes ``NAME = json.loads(...)`` holding
+that file of the lesson's ``hidden/`` folder (data only the grader may read: lesson 9.4's held-out
+clinic runs), and a line ``# @reference ID [ID ...]`` is replaced by the
 code of those solution cells (markers and docstrings removed, comments lost) with every function
 they define renamed ``_ref_<name>``: the differential tests compare the student's function with the
 reference on random inputs, and this copy is made here so the reference is written once.
@@ -41,6 +43,7 @@ Usage: python course/build_lessons.py [--check] [LESSON ...]
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -52,6 +55,7 @@ SOURCE_DIR = ROOT / "source_notebooks"
 
 HEADER = re.compile(r"^# %%(?:\s+\[(?P<kind>\w+)\])?(?P<args>.*)$")
 REFERENCE = re.compile(r"^(?P<indent>[ \t]*)# @reference (?P<ids>[\w ]+)$")
+DATA = re.compile(r"^# @data (?P<name>\w+) (?P<file>[\w.-]+\.json)$")
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 FIGURE_MARKER = re.compile(r"<!--\s*fig\s*:[^>]*-->", re.I)  # = helpers.figures.ANY_MARKER (tested)
@@ -60,6 +64,7 @@ LESSONS = tuple(sorted(p.parent.name for p in LESSONS_DIR.glob("9.*/lesson.py"))
 TRUSTED_PREAMBLE = {
     "*": "import json\nimport math\n\nimport numpy as np\n",
     "9.1": "import re\n\nfrom helpers.verifiers import parse_number, verify_numeric_answer\n",
+    "9.4": "from helpers.clinic import LABELS, WINDOW, load_clinic_runs, load_log\n",
     "9.5": "import warnings\nfrom types import SimpleNamespace\n\nimport torch\n\n"
     "from helpers import standins as local_standins\nfrom helpers.tasks import Task\n"
     "from helpers.trainer import GRPOTrainer\n",
@@ -201,7 +206,7 @@ def _parse(source: Path) -> list[dict]:
                 lines = c["lines"]
                 while lines and not lines[-1].strip():
                     lines.pop()
-                body = hidden.read_text().splitlines()
+                body = [_data_line(hidden.parent, ln) for ln in hidden.read_text().splitlines()]
                 if any(HIDDEN_BEGIN in ln or HIDDEN_END in ln for ln in body):
                     raise ValueError(f"{hidden}: the hidden-test markers are the build's; remove "
                                      "them from the file (a stray END would publish what follows)")  # fmt: skip
@@ -211,6 +216,16 @@ def _parse(source: Path) -> list[dict]:
         if f.stem not in ids:
             raise ValueError(f"{f}: no [tests] cell with id={f.stem} in {source}")
     return cells
+
+
+def _data_line(folder: Path, line: str) -> str:
+    """``# @data NAME FILE.json`` as one line of code that holds the file (see the docstring)."""
+    m = DATA.match(line)
+    if not m:
+        return line
+    text = (folder / m["file"]).read_text()
+    json.loads(text)  # fails here, at build time, on a broken file
+    return f"{m['name']} = json.loads({text.strip()!r})"
 
 
 def _cells(source: Path) -> list[dict]:

@@ -61,8 +61,8 @@ def docstring(lesson: Lesson, fn: str) -> str:
 
 
 def hidden_tags(lesson: Lesson, fn: str) -> set[str]:
-    cell = lesson.test_code[lesson.test_of(fn)]
-    return {t.strip() for region in HIDDEN.findall(cell) for m in TAG.findall(region)
+    cells = "\n".join(lesson.test_code[t] for t in lesson.tests_of(fn))
+    return {t.strip() for region in HIDDEN.findall(cells) for m in TAG.findall(region)
             for t in m.split(",") if t.strip()}  # fmt: skip
 
 

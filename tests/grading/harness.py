@@ -63,14 +63,16 @@ class Lesson:
     test_cells: dict[str, int]  # test grade_id -> cell index
     function_cell: dict[str, str]  # function name -> solution grade_id
     cell_test: dict[str, str]  # solution grade_id -> the test cell that follows it
+    cell_tests: dict[str, list[str]]  # solution grade_id -> every test cell before the next solution
     points: dict[str, float]  # test grade_id -> points
     test_code: dict[str, str]  # test grade_id -> its code as graded (visible + hidden tests)
 
     @classmethod
     def load(cls, lesson: str) -> Lesson:
         nb = nbformat.read(ROOT / "source_notebooks" / lesson / f"{lesson}.ipynb", as_version=4)
-        sol, tests, fcell, ctest, pts = {}, {}, {}, {}, {}
+        sol, tests, fcell, ctest, ctests, pts = {}, {}, {}, {}, {}, {}
         pending: list[str] = []
+        last: list[str] = []  # the solution cells the latest test cells follow
         for i, c in enumerate(nb.cells):
             meta = c.metadata.get("nbgrader", {})
             if c.cell_type != "code" or not meta:
@@ -79,6 +81,7 @@ class Lesson:
             if meta.get("solution"):
                 sol[gid] = i
                 pending.append(gid)
+                last = []
                 for name in DEF.findall(c.source):
                     fcell[name] = gid
             elif meta.get("grade"):
@@ -86,12 +89,20 @@ class Lesson:
                 pts[gid] = float(meta["points"])
                 for s in pending:
                     ctest[s] = gid
+                last = last or pending
+                for s in last:
+                    ctests.setdefault(s, []).append(gid)
                 pending = []
         code = {gid: t.code for gid, t in trusted_tests(lesson).items()}
-        return cls(lesson, nb, sol, tests, fcell, ctest, pts, code)
+        return cls(lesson, nb, sol, tests, fcell, ctest, ctests, pts, code)
 
     def test_of(self, function: str) -> str:
         return self.cell_test[self.function_cell[function]]
+
+    def tests_of(self, function: str) -> list[str]:
+        """Every test cell of ``function``: the ones between its solution cell and the next (lesson
+        9.4's ``diagnose`` has four, one per kind of credit)."""
+        return self.cell_tests[self.function_cell[function]]
 
     def reference_code(self, grade_id: str) -> str:
         """A solution cell's source as a student would write it: the markers removed."""
@@ -136,8 +147,8 @@ class VariantFile:
         return cls(lesson, variants, depends, {k: v.strip() for k, v in equivalent.items()}, eq_fn)
 
     def may_fail(self, lesson: Lesson, v: Variant) -> tuple[set[str], set[str]]:
-        """(cells that must fail, cells that may also fail) for a bug variant."""
-        must = {lesson.test_of(v.function)}
+        """(the cells of which at least one must fail, cells that may also fail) for a bug variant."""
+        must = set(lesson.tests_of(v.function))
         extra = {t for t, fns in self.depends.items() if v.function in fns} - must
         return must, extra
 

@@ -105,9 +105,9 @@ def mutants(lesson: str) -> list[Mutant]:
 
 
 def cells_for(info: Lesson, vf: VariantFile, m: Mutant) -> list[str]:
-    own = info.cell_test[m.cell]
-    deps = sorted(t for t, fns in vf.depends.items() if m.function in fns and t != own)
-    return [own, *deps]
+    own = info.cell_tests[m.cell]
+    deps = sorted(t for t, fns in vf.depends.items() if m.function in fns and t not in own)
+    return [*own, *deps]
 
 
 def grade(lesson: str, todo: list[Mutant], progress: bool = True) -> None:

@@ -50,6 +50,7 @@ import helpers
 from helpers import selfcheck
 from helpers.figures import quote
 from helpers.diagnostics import Dashboard, Rollout, diversity, peak_memory_mb, summarize, warnings
+from helpers.clinic import LABELS, WINDOW, load_clinic_runs, load_log, mean_f1, single_metric_baseline
 from helpers.gru_lab import SMOKE_HISTORY, failure_pattern
 from helpers.plots import plot_dashboard, plot_history
 
@@ -1264,7 +1265,7 @@ for line in warnings(steps_hist):
 
 
 # %%
-def should_stop(ev, i, k=4, min_gain=0.02, pass_drop=0.15):
+def heldout_stop_rule(ev, i, k=4, min_gain=0.02, pass_drop=0.15):
     """Stopping rule fixed before training (demo). True at evaluation point i when held-out pass@k has
     dropped by more than ``pass_drop`` (relative) from its best so far, or when training accuracy rose by
     more than ``min_gain`` since the start while held-out greedy accuracy fell."""
@@ -1276,7 +1277,7 @@ def should_stop(ev, i, k=4, min_gain=0.02, pass_drop=0.15):
 
 
 for i, step in enumerate(eval_hist["step"]):
-    if should_stop(eval_hist, i):
+    if heldout_stop_rule(eval_hist, i):
         print(f"the rule fires at evaluation step {quote('9.4:stop_step', step)} (of {cfg['steps']})")
         break
 
@@ -1362,6 +1363,318 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # summary above shows its last defined value); groups repeat one template; and on the prompts that
 # prefer the rambling template truncation rises, whatever the reward does. (`clip_high` reads the
 # sign of each response's advantage against its own group's mean, as GRPO's advantage does.)
+
+# %% [markdown]
+# ## 9.4.6 The diagnosis clinic
+#
+# Reading a dashboard is a skill, and this section grades it. The course ran the CPU lab of lesson 9.5
+# many times, each time inducing one pathology (or two, or none), and saved each run's log:
+# the per-step axes of the dashboard above plus the evaluation points. An instructor's command makes
+# them (seeded GRU-lab runs with passports, about 20 s each); you only load the saved logs
+# (`helpers.clinic.load_clinic_runs`). You get the seed-0 runs. The grader keeps other runs to itself, and
+# your function sees them one at a time as plain data: other seeds, other settings of the same
+# pathologies, healthy runs, and runs with two pathologies at once.
+#
+# | run (seed 0) | what was changed in the lab | induced |
+# |---|---|---|
+# | `healthy` | lr $10^{-3}$, one update epoch per batch, KL coefficient 0.05 | nothing |
+# | `smoke` | the smoke profile: lr $3\cdot10^{-3}$, four epochs, no KL term | entropy collapse, stale rollouts |
+# | `kl_blowup` | lr $6\cdot10^{-3}$, four epochs, no KL term, no gradient clipping | KL blow-up |
+# | `stale` | as `healthy` but eight epochs per batch | stale rollouts |
+# | `hack` | the sloppy verifier: reward = consistency, correctness weight 0 | reward hacking |
+# | `easy_prompts` | a pretraining corpus without errors: the prompts are too easy | signal starvation |
+# | `verifier_fault` | as `healthy`, then from step 25 30% of the verifier calls time out | verifier failure |
+#
+# Most runs show more than the one thing induced (a learning rate high enough to make the ratios
+# clip also collapses the entropy). What a run is labelled with is what the definitions below find in
+# its log, which is never less than what was induced: the generator fails otherwise. In a run that
+# reuses each batch for several epochs the ratios clip most in the first steps, so `stale_rollouts`
+# there is often visible from step 5 on.
+#
+# **The definitions.** A label is visible at step $t$ when its condition holds at $t$; a finding reports
+# the first such step. $\bar x_t$ is the mean of key $x$ over the trailing window of the last $W = 5$
+# steps up to and including $t$ (NaN entries ignored; a window of NaN only is NaN, and any comparison
+# with NaN is false); $x_0$ is the same mean over the first $W$ steps (the run's start). No rule is
+# evaluated before a full window exists, so the earliest possible finding is step 5. An evaluation
+# belongs to step $t$ when it was made at or before $t$ (`eval_step` $\le t$).
+#
+# | label | condition at step $t$ | keys read |
+# |---|---|---|
+# | `entropy_collapse` | $\bar H_t < 0.5\,H_0$ **and** the latest held-out pass@4 $< 0.9\times$ the first | `entropy`, `heldout_pass@4` |
+# | `kl_blowup` | $\overline{\mathrm{KL}}_t > 0.3$ nats per token (KL to the reference, k3) | `kl_ref` |
+# | `stale_rollouts` | mean of (`clip_low_reused` + `clip_high_reused`) over the window $> 0.04$ | `clip_low_reused`, `clip_high_reused` |
+# | `reward_hacking` | $\bar r_t \ge r_0 + 0.02$ **and** $\overline{\mathrm{acc}}_t \le \mathrm{acc}_0 - 0.1$ | `reward`, `accuracy` |
+# | `signal_starvation` | informative-group rate, window mean $< 0.2$ | `informative_rate` |
+# | `verifier_failure` | window mean of (`verifier_error_rate` + `parse_fail_rate`) $\ge 0.05$ | `verifier_error_rate`, `parse_fail_rate` |
+#
+# `accuracy` is the patched rule (is the answer right?) scored on the training batch beside the reward:
+# the audit a team runs when it suspects its verifier. Reused-epoch clipping is NaN in a run with one
+# update epoch (nothing is reused), so `stale_rollouts` cannot fire there; a sum with a NaN term is NaN.
+# A missing key means the rule that reads it is not evaluated (a log without evaluations cannot show an
+# entropy collapse by this table).
+#
+# **Why two conditions, twice.** Entropy falls in healthy runs too: sharpening is what RL does. And the
+# reward rises in healthy runs: that is the point of training. A rule on one metric fires on both.
+
+# %%
+clinic = {r["name"]: r for r in load_clinic_runs()}
+print(f"{'run':>16} | induced | labels (first visible step)")
+for r in clinic.values():
+    print(f"{r['name']:>16} | {', '.join(r['intended']) or '-'} | {r['labels'] or 'none'}")
+_h = clinic["healthy"]["log"]
+_ent = np.asarray(_h["steps"]["entropy"])
+_pass = _h["evals"]["heldout_pass@4"]
+print(f"healthy run: entropy {_ent[:WINDOW].mean():.3f} -> {_ent[-WINDOW:].mean():.3f} "
+      f"(factor {quote('9.4:clinic_healthy_entropy_factor', _ent[:WINDOW].mean() / _ent[-WINDOW:].mean(), '.1f')}), "
+      f"held-out pass@4 {quote('9.4:clinic_healthy_pass_start', _pass[0], '.2f')} -> "
+      f"{quote('9.4:clinic_healthy_pass_end', _pass[-1], '.2f')}")
+_k = clinic["hack"]["log"]["steps"]
+_rw, _acc = np.asarray(_k["reward"]), np.asarray(_k["accuracy"])
+print(f"hack run: reward {quote('9.4:clinic_hack_reward_start', _rw[:WINDOW].mean(), '.2f')} -> "
+      f"{quote('9.4:clinic_hack_reward_end', _rw[-WINDOW:].mean(), '.2f')}, accuracy "
+      f"{quote('9.4:clinic_hack_acc_start', _acc[:WINDOW].mean(), '.2f')} -> "
+      f"{quote('9.4:clinic_hack_acc_end', _acc[-WINDOW:].mean(), '.2f')}")
+assert _ent[-WINDOW:].mean() < 0.5 * _ent[:WINDOW].mean() and not clinic["healthy"]["labels"]
+
+# %% [markdown]
+# In the healthy run the entropy falls by a factor of
+# 2.3<!--fig:9.4:clinic_healthy_entropy_factor--> between the first and last five steps, while
+# held-out pass@4 barely moves (0.87<!--fig:9.4:clinic_healthy_pass_start--> to
+# 0.84<!--fig:9.4:clinic_healthy_pass_end-->): an entropy rule alone would call it a collapse. In the
+# `hack` run the reward moves only from 1.02<!--fig:9.4:clinic_hack_reward_start--> to
+# 1.07<!--fig:9.4:clinic_hack_reward_end--> (consistency is easy from the start) while correctness falls
+# from 0.27<!--fig:9.4:clinic_hack_acc_start--> to 0.08<!--fig:9.4:clinic_hack_acc_end-->: the
+# hack is loud in the audit and quiet in the reward.
+
+# %%
+_show = {k: v for k, v in clinic["hack"]["log"]["steps"].items()
+         if k in ("reward", "accuracy", "entropy", "kl_ref", "informative_rate", "verifier_error_rate")}
+plot_dashboard(_show, title="Clinic run 'hack': the reward barely rises, the audit falls")
+_f1 = mean_f1(single_metric_baseline, list(clinic.values()))
+print("single-metric baseline on the seed-0 runs: mean per-label F1", quote("9.4:clinic_baseline_f1", _f1, ".2f"))
+for r in clinic.values():
+    _extra = sorted({f["label"] for f in single_metric_baseline(r["log"])} - set(r["labels"]))
+    if _extra:
+        print(f"  {r['name']}: false alarms {_extra}")
+assert _f1 < 0.9
+
+# %% [markdown]
+# ### Graded: `diagnose`
+#
+# Implement the table: return one finding per label whose condition holds at some step, at the first
+# such step. Grading has four cells, each worth its own points: the contract (types, short and empty
+# logs, missing keys, NaN, and that nothing after step $t$ decides step $t$), recall and precision per
+# label on the held-out runs (mean over labels at least 0.9 each), and the detection step (exactly the
+# first step at which the definition holds). A function that thresholds one metric per label does
+# not pass. `helpers.clinic.single_metric_baseline` is that function (each label from the first half
+# of its definition alone); on the runs you have it scores a mean per-label F1 of
+# 0.84<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by construction, and it loses
+# the precision, steps and contract cells.
+
+# %% [solution] id=diagnose
+def diagnose(log):
+    """Findings of the clinic's six definitions on one run's log (the table above).
+
+    log: {"steps": {key: list of floats, one per RL step; "step" holds the step numbers},
+          "evals": {key: list of floats, one per evaluation; "eval_step" holds their steps}}.
+    Returns a list of findings, at most one per label, each a dict
+    {"label": str (one of LABELS), "step": int (the first step number at which the
+    definition holds), "metrics": list of the log keys the definition reads}; order is free.
+    A window is the last WINDOW steps up to and including step t, its mean ignores NaN
+    (a window of NaN only is NaN, and a comparison with NaN is false); the baseline of a key is the
+    mean of its first WINDOW steps; no rule is evaluated before a full window exists, and a
+    rule whose keys are missing from the log is never evaluated. An evaluation belongs to step t
+    when its eval_step <= t. Nothing after step t is read to decide step t.
+    A healthy run (no definition holds) gets no finding.
+    """
+    ### BEGIN SOLUTION
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% [tests] id=test_diagnose_contract points=2
+_runs = load_clinic_runs()
+for _r in _runs:
+    _out = diagnose(_r["log"])
+    assert type(_out) is list, f"return a list of findings, got {type(_out).__name__}"
+    for _f in _out:
+        assert type(_f) is dict and set(_f) == {"label", "step", "metrics"}, (
+            f"{_r['name']}: a finding is a dict with the keys label, step and metrics, got {_f!r}"
+        )
+        assert _f["label"] in LABELS, f"{_r['name']}: {_f['label']!r} is not one of LABELS"
+        assert type(_f["step"]) is int, f"step must be a Python int (int(...)), got {type(_f['step']).__name__}"
+        assert type(_f["metrics"]) is list and all(type(_m) is str for _m in _f["metrics"]), (
+            f"metrics must be a list of key names, got {_f['metrics']!r}"
+        )
+    assert len({_f["label"] for _f in _out}) == len(_out), f"{_r['name']}: at most one finding per label"
+assert diagnose({"steps": {}, "evals": {}}) == [], "an empty log has no finding"
+
+# %% [tests] id=test_diagnose_recall points=3
+for _r in load_clinic_runs():
+    _got = {_f["label"] for _f in diagnose(_r["log"])}
+    _miss = sorted(set(_r["labels"]) - _got)
+    assert not _miss, f"run {_r['name']!r} shows {_miss} by the table's definitions, and you did not find it"
+
+# %% [tests] id=test_diagnose_precision points=3
+for _r in load_clinic_runs():
+    _got = {_f["label"] for _f in diagnose(_r["log"])}
+    _extra = sorted(_got - set(_r["labels"]))
+    assert not _extra, (
+        f"run {_r['name']!r}: you report {_extra}, which its log does not show by the table's definitions"
+    )
+
+# %% [tests] id=test_diagnose_steps points=2
+for _r in load_clinic_runs():
+    _got = {_f["label"]: _f["step"] for _f in diagnose(_r["log"])}
+    for _lab, _onset in _r["labels"].items():
+        if _lab in _got:
+            assert _got[_lab] == _onset, (
+                f"run {_r['name']!r}, {_lab}: its definition first holds at step {_onset}, you report "
+                f"{_got[_lab]} (a step number from log['steps']['step'], not an index; the window ends at t)"
+            )
+
+# %% [markdown]
+# ### Graded: a stopping rule, declared before the run
+#
+# A stopping rule is only evidence when it is written down before the curves are seen. Chosen after,
+# its key and threshold can be moved until it stops exactly where the run looks bad, and then it
+# stops nothing it was not fitted to: with six keys, four kinds of condition and any threshold, some
+# rule separates any handful of runs. Declared first, a rule is a test the run can fail. Write the
+# rule as data, then apply it:
+#
+# ```python
+# rule = {"key": "heldout_pass@4", "when": "drop_from_best", "threshold": 0.15, "patience": 1}
+# ```
+#
+# `should_stop(log, rule)` returns the step at which the rule fires, or `None`. A step key is read
+# the way the table of 9.4.6 reads it (trailing-window means of $W$ steps, from the first full
+# window); an evaluation key is read at each evaluation. `patience` asks the condition to hold at
+# that many consecutive points before stopping: one noisy dip is not a trend.
+
+
+# %% [solution] id=should_stop
+def should_stop(log, rule):
+    """The step at which a stopping rule declared before the run fires, or None.
+
+    log: a clinic log ({"steps": {...}, "evals": {...}}, as diagnose reads it).
+    rule: {"key": str, "when": str, "threshold": float, "patience": int (optional, default 1)}.
+    The key is looked up in log["steps"] first, then in log["evals"] ("step" and "eval_step" are
+    not values). For a step key the value at step t is the trailing-window mean of the table of
+    9.4.6 (WINDOW steps up to t, NaN ignored), with a value from the first full window on; for an
+    evaluation key it is the number evaluated at that eval_step.
+    "when": "above" (value > threshold), "below" (value < threshold), "drop_from_best" (value <
+    (1 - threshold) * the largest value so far, this one included), "rise_from_start" (value >
+    the first point's value + threshold). A NaN value meets no condition and leaves the largest
+    value so far unchanged.
+    The rule fires at the first point at which its condition has held at `patience` consecutive
+    points (a point where it does not hold starts the count again); the result is that point's step
+    number as an int, or None when it never fires.
+    ValueError: a key in neither part, an unknown "when", a threshold that is not a finite real
+    number, or a patience that is not an integer >= 1.
+    """
+    ### BEGIN SOLUTION
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    threshold, patience = rule.get("threshold"), rule.get("patience", 1)
+    if when not in ("above", "below", "drop_from_best", "rise_from_start"):
+        raise ValueError(f"unknown 'when': {when!r}")
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=np.float64)
+        values = []
+        for t in range(WINDOW - 1, len(x)):
+            v = x[t - WINDOW + 1 : t + 1]
+            v = v[~np.isnan(v)]
+            values.append(v.mean() if v.size else math.nan)
+        points = list(steps["step"][WINDOW - 1 :])
+    elif key in evals and key != "eval_step":
+        values, points = [float(v) for v in evals[key]], list(evals["eval_step"])
+    else:
+        raise ValueError(f"key {key!r} is in neither log['steps'] nor log['evals']")
+    best, run = -math.inf, 0
+    for value, point in zip(values, points):
+        if not math.isnan(value):
+            best = max(best, value)
+        holds = {
+            "above": value > threshold,
+            "below": value < threshold,
+            "drop_from_best": value < (1 - threshold) * best,
+            "rise_from_start": value > values[0] + threshold,
+        }[when]
+        run = run + 1 if holds else 0
+        if run >= patience:
+            return int(point)
+    return None
+    ### END SOLUTION
+
+
+# %% [tests] id=test_should_stop points=3
+_runs = {_r["name"]: _r["log"] for _r in load_clinic_runs()}
+_rule = {"key": "heldout_pass@4", "when": "drop_from_best", "threshold": 0.15}
+_got = should_stop(_runs["smoke"], _rule)
+assert type(_got) is int, f"return the step number as a Python int, got {_got!r}"
+assert _got == 10, f"smoke: held-out pass@4 falls from 0.87 to 0.46 at evaluation step 10, got {_got}"
+assert should_stop(_runs["healthy"], _rule) is None, "healthy: held-out pass@4 never drops by 15%"
+_got = should_stop(_runs["verifier_fault"], {"key": "verifier_error_rate", "when": "above", "threshold": 0.05,
+                                             "patience": 2})
+assert _got == 26, f"verifier_fault: the window mean of verifier_error_rate exceeds 0.05 from step 25; patience 2 -> 26, got {_got}"
+try:
+    should_stop(_runs["healthy"], {"key": "no_such_key", "when": "above", "threshold": 1.0})
+except ValueError:
+    pass
+else:
+    raise AssertionError("a key in neither part of the log must raise ValueError")
+
+# %%
+declared = {"key": "heldout_pass@4", "when": "drop_from_best", "threshold": 0.15}  # written first
+for r in load_clinic_runs():
+    print(f"{r['name']:>16}: stops at {should_stop(r['log'], declared)}, labels {sorted(r['labels']) or 'none'}")
 
 # %% [markdown]
 # ## Assessment

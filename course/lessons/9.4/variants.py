@@ -1024,3 +1024,754 @@ def length_by_bucket(lengths, rewards, edges):
 # A multi-dimensional edges array that passes the mutated checks (len >= 2, np.diff along the last
 # axis all > 0, or empty) reaches np.histogram, which raises ValueError ("bins must be 1d"): the
 # documented error for every input.
+
+
+# %% bug diagnose: reports the row index t, not the step number (one step early: steps start at 1)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(t), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% bug diagnose: KL blow-up read from the ratio tail (ratio_max_final) instead of the KL to the reference
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["ratio_max_final"], t) > 2.0),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% bug diagnose: entropy collapse from the entropy alone (no held-out pass@k check)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            )),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% bug diagnose: the held-out check reads the run's last evaluation (the future) instead of the latest one at step t
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= np.inf
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% bug diagnose: NaN counted as 0 in a window (np.nan_to_num) instead of ignored
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = np.nan_to_num(x[t - w + 1 : t + 1])
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% bug diagnose: a window of w + 1 steps (t - w .. t)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[max(0, t - w) : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% bug diagnose: verifier-failure threshold tuned to the visible runs (0.2: the seed-0 fault fails 30% of calls)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.2)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% bug diagnose: reward hacking from the reward alone (no audit accuracy)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
+            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+            and heldout_dropped(t))),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
+            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
+        "reward_hacking": (("reward", "accuracy"), lambda t: (
+            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02)),
+        "signal_starvation": (("informative_rate",), lambda t: (
+            window(steps["informative_rate"], t) < 0.2)),
+        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
+            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                break
+    return findings
+
+
+# %% valid diagnose: vectorised, trailing sums and counts by cumulative sums, the first step by argmax
+def diagnose(log):
+    st = {k: np.asarray(v, dtype=float) for k, v in log.get("steps", {}).items()}
+    ev = {k: np.asarray(v, dtype=float) for k, v in log.get("evals", {}).items()}
+    n, w = len(st.get("step", [])), WINDOW
+    if n < w:
+        return []
+
+    def trail(x):  # (n,) trailing NaN-ignoring means; entries before the first full window NaN
+        ok = ~np.isnan(x)
+        c = np.concatenate([[0.0], np.cumsum(np.where(ok, x, 0.0))])
+        k = np.concatenate([[0], np.cumsum(ok)])
+        s, m = c[w:] - c[:-w], k[w:] - k[:-w]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where(m > 0, s / np.maximum(m, 1), np.nan)
+        return np.concatenate([np.full(w - 1, np.nan), out])
+
+    def have(*keys):
+        return all(k in st for k in keys)
+
+    conds = {}
+    if have("entropy") and {"eval_step", "heldout_pass@4"} <= ev.keys():
+        h = trail(st["entropy"])
+        held = ev["heldout_pass@4"]
+        latest = np.searchsorted(ev["eval_step"], st["step"], side="right") - 1
+        dropped = np.array([i >= 0 and held[i] < 0.9 * held[0] for i in latest])
+        conds["entropy_collapse"] = ((h < 0.5 * h[w - 1]) & dropped, ["entropy", "heldout_pass@4"])
+    if have("kl_ref"):
+        conds["kl_blowup"] = (trail(st["kl_ref"]) > 0.3, ["kl_ref"])
+    if have("clip_low_reused", "clip_high_reused"):
+        conds["stale_rollouts"] = (trail(st["clip_low_reused"] + st["clip_high_reused"]) > 0.04,
+                                   ["clip_low_reused", "clip_high_reused"])
+    if have("reward", "accuracy"):
+        r, a = trail(st["reward"]), trail(st["accuracy"])
+        conds["reward_hacking"] = ((r >= r[w - 1] + 0.02) & (a <= a[w - 1] - 0.1), ["reward", "accuracy"])
+    if have("informative_rate"):
+        conds["signal_starvation"] = (trail(st["informative_rate"]) < 0.2, ["informative_rate"])
+    if have("verifier_error_rate", "parse_fail_rate"):
+        conds["verifier_failure"] = (trail(st["verifier_error_rate"] + st["parse_fail_rate"]) >= 0.05,
+                                     ["verifier_error_rate", "parse_fail_rate"])
+    out = []
+    for label in LABELS:
+        if label in conds and conds[label][0].any():
+            t = int(np.argmax(conds[label][0]))
+            out.append({"label": label, "step": int(st["step"][t]), "metrics": list(conds[label][1])})
+    return out[::-1]
+
+
+# %% valid diagnose: one pass over the steps with every rule evaluated at each, plain Python lists
+def diagnose(log):
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    n = len(steps.get("step", []))
+
+    def mean(xs):
+        xs = [x for x in xs if x == x]
+        return sum(xs) / len(xs) if xs else float("nan")
+
+    def win(key, t, other=None):
+        xs = steps[key][t - WINDOW + 1 : t + 1]
+        if other:
+            xs = [a + b for a, b in zip(xs, steps[other][t - WINDOW + 1 : t + 1])]
+        return mean(xs)
+
+    seen = {}
+    for t in range(WINDOW - 1, n):
+        s = steps["step"][t]
+        checks = []
+        if "entropy" in steps and "heldout_pass@4" in evals and "eval_step" in evals:
+            held = [p for p, e in zip(evals["heldout_pass@4"], evals["eval_step"]) if e <= s]
+            checks.append(("entropy_collapse", ["entropy", "heldout_pass@4"],
+                           win("entropy", t) < 0.5 * win("entropy", WINDOW - 1) and bool(held) and held[-1] < 0.9 * held[0]))
+        if "kl_ref" in steps:
+            checks.append(("kl_blowup", ["kl_ref"], win("kl_ref", t) > 0.3))
+        if "clip_low_reused" in steps and "clip_high_reused" in steps:
+            checks.append(("stale_rollouts", ["clip_high_reused", "clip_low_reused"],
+                           win("clip_low_reused", t, "clip_high_reused") > 0.04))
+        if "reward" in steps and "accuracy" in steps:
+            checks.append(("reward_hacking", ["accuracy", "reward"],
+                           win("reward", t) >= win("reward", WINDOW - 1) + 0.02
+                           and win("accuracy", t) <= win("accuracy", WINDOW - 1) - 0.1))
+        if "informative_rate" in steps:
+            checks.append(("signal_starvation", ["informative_rate"], win("informative_rate", t) < 0.2))
+        if "verifier_error_rate" in steps and "parse_fail_rate" in steps:
+            checks.append(("verifier_failure", ["parse_fail_rate", "verifier_error_rate"],
+                           win("verifier_error_rate", t, "parse_fail_rate") >= 0.05))
+        for label, keys, holds in checks:
+            if holds and label not in seen:
+                seen[label] = {"label": label, "step": int(s), "metrics": keys}
+    return list(seen.values())
+
+
+# %% bug diagnose: the single-metric baseline (helpers.clinic.single_metric_baseline): each label from one metric
+def diagnose(log):
+    from helpers.clinic import single_metric_baseline
+
+    return single_metric_baseline(log)
+
+
+# %% bug should_stop: patience counts every point where the condition held, not consecutive ones
+def should_stop(log, rule):
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    threshold, patience = rule.get("threshold"), rule.get("patience", 1)
+    if when not in ("above", "below", "drop_from_best", "rise_from_start"):
+        raise ValueError(f"unknown 'when': {when!r}")
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=np.float64)
+        values = []
+        for t in range(WINDOW - 1, len(x)):
+            v = x[t - WINDOW + 1 : t + 1]
+            v = v[~np.isnan(v)]
+            values.append(v.mean() if v.size else math.nan)
+        points = list(steps["step"][WINDOW - 1 :])
+    elif key in evals and key != "eval_step":
+        values, points = [float(v) for v in evals[key]], list(evals["eval_step"])
+    else:
+        raise ValueError(f"key {key!r} is in neither log['steps'] nor log['evals']")
+    best, run = -math.inf, 0
+    for value, point in zip(values, points):
+        if not math.isnan(value):
+            best = max(best, value)
+        holds = {
+            "above": value > threshold,
+            "below": value < threshold,
+            "drop_from_best": value < (1 - threshold) * best,
+            "rise_from_start": value > values[0] + threshold,
+        }[when]
+        run = run + 1 if holds else run
+        if run >= patience:
+            return int(point)
+    return None
+
+
+# %% bug should_stop: returns the point's index, not its step number
+def should_stop(log, rule):
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    threshold, patience = rule.get("threshold"), rule.get("patience", 1)
+    if when not in ("above", "below", "drop_from_best", "rise_from_start"):
+        raise ValueError(f"unknown 'when': {when!r}")
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=np.float64)
+        values = []
+        for t in range(WINDOW - 1, len(x)):
+            v = x[t - WINDOW + 1 : t + 1]
+            v = v[~np.isnan(v)]
+            values.append(v.mean() if v.size else math.nan)
+        points = list(steps["step"][WINDOW - 1 :])
+    elif key in evals and key != "eval_step":
+        values, points = [float(v) for v in evals[key]], list(evals["eval_step"])
+    else:
+        raise ValueError(f"key {key!r} is in neither log['steps'] nor log['evals']")
+    best, run = -math.inf, 0
+    for value, point in zip(values, points):
+        if not math.isnan(value):
+            best = max(best, value)
+        holds = {
+            "above": value > threshold,
+            "below": value < threshold,
+            "drop_from_best": value < (1 - threshold) * best,
+            "rise_from_start": value > values[0] + threshold,
+        }[when]
+        run = run + 1 if holds else 0
+        if run >= patience:
+            return int(points.index(point))
+    return None
+
+
+# %% bug should_stop: a step key read raw, without the trailing-window mean
+def should_stop(log, rule):
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    threshold, patience = rule.get("threshold"), rule.get("patience", 1)
+    if when not in ("above", "below", "drop_from_best", "rise_from_start"):
+        raise ValueError(f"unknown 'when': {when!r}")
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=np.float64)
+        values = []
+        for t in range(WINDOW - 1, len(x)):
+            v = x[t - WINDOW + 1 : t + 1]
+            v = v[~np.isnan(v)]
+            values.append(float(x[t]))
+        points = list(steps["step"][WINDOW - 1 :])
+    elif key in evals and key != "eval_step":
+        values, points = [float(v) for v in evals[key]], list(evals["eval_step"])
+    else:
+        raise ValueError(f"key {key!r} is in neither log['steps'] nor log['evals']")
+    best, run = -math.inf, 0
+    for value, point in zip(values, points):
+        if not math.isnan(value):
+            best = max(best, value)
+        holds = {
+            "above": value > threshold,
+            "below": value < threshold,
+            "drop_from_best": value < (1 - threshold) * best,
+            "rise_from_start": value > values[0] + threshold,
+        }[when]
+        run = run + 1 if holds else 0
+        if run >= patience:
+            return int(point)
+    return None
+
+
+# %% bug should_stop: NaN poisons the best so far (max with NaN)
+def should_stop(log, rule):
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    threshold, patience = rule.get("threshold"), rule.get("patience", 1)
+    if when not in ("above", "below", "drop_from_best", "rise_from_start"):
+        raise ValueError(f"unknown 'when': {when!r}")
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=np.float64)
+        values = []
+        for t in range(WINDOW - 1, len(x)):
+            v = x[t - WINDOW + 1 : t + 1]
+            v = v[~np.isnan(v)]
+            values.append(v.mean() if v.size else math.nan)
+        points = list(steps["step"][WINDOW - 1 :])
+    elif key in evals and key != "eval_step":
+        values, points = [float(v) for v in evals[key]], list(evals["eval_step"])
+    else:
+        raise ValueError(f"key {key!r} is in neither log['steps'] nor log['evals']")
+    best, run = -math.inf, 0
+    for value, point in zip(values, points):
+        best = float(np.max([best, value]))
+        holds = {
+            "above": value > threshold,
+            "below": value < threshold,
+            "drop_from_best": value < (1 - threshold) * best,
+            "rise_from_start": value > values[0] + threshold,
+        }[when]
+        run = run + 1 if holds else 0
+        if run >= patience:
+            return int(point)
+    return None
+
+
+# %% bug should_stop: drop from the best measured against the previous best, the current value left out
+def should_stop(log, rule):
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    threshold, patience = rule.get("threshold"), rule.get("patience", 1)
+    if when not in ("above", "below", "drop_from_best", "rise_from_start"):
+        raise ValueError(f"unknown 'when': {when!r}")
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=np.float64)
+        values = []
+        for t in range(WINDOW - 1, len(x)):
+            v = x[t - WINDOW + 1 : t + 1]
+            v = v[~np.isnan(v)]
+            values.append(v.mean() if v.size else math.nan)
+        points = list(steps["step"][WINDOW - 1 :])
+    elif key in evals and key != "eval_step":
+        values, points = [float(v) for v in evals[key]], list(evals["eval_step"])
+    else:
+        raise ValueError(f"key {key!r} is in neither log['steps'] nor log['evals']")
+    best, run = -math.inf, 0
+    for value, point in zip(values, points):
+        holds = {
+            "above": value > threshold,
+            "below": value < threshold,
+            "drop_from_best": value < (1 - threshold) * best,
+            "rise_from_start": value > values[0] + threshold,
+        }[when]
+        if not math.isnan(value):
+            best = max(best, value)
+        run = run + 1 if holds else 0
+        if run >= patience:
+            return int(point)
+    return None
+
+
+# %% bug should_stop: bad rules not refused: an unknown when or a NaN threshold is silently never met
+def should_stop(log, rule):
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    threshold, patience = rule.get("threshold"), rule.get("patience", 1)
+    if when not in ("above", "below", "drop_from_best", "rise_from_start"):
+        return None
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
+    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=np.float64)
+        values = []
+        for t in range(WINDOW - 1, len(x)):
+            v = x[t - WINDOW + 1 : t + 1]
+            v = v[~np.isnan(v)]
+            values.append(v.mean() if v.size else math.nan)
+        points = list(steps["step"][WINDOW - 1 :])
+    elif key in evals and key != "eval_step":
+        values, points = [float(v) for v in evals[key]], list(evals["eval_step"])
+    else:
+        raise ValueError(f"key {key!r} is in neither log['steps'] nor log['evals']")
+    best, run = -math.inf, 0
+    for value, point in zip(values, points):
+        if not math.isnan(value):
+            best = max(best, value)
+        holds = {
+            "above": value > threshold,
+            "below": value < threshold,
+            "drop_from_best": value < (1 - threshold) * best,
+            "rise_from_start": value > values[0] + threshold,
+        }[when]
+        run = run + 1 if holds else 0
+        if run >= patience:
+            return int(point)
+    return None
+
+
+# %% valid should_stop: NumPy throughout (np.fmax.accumulate for the best so far, run lengths by a loop over a bool array)
+def should_stop(log, rule):
+    import numbers
+
+    steps, evals = log.get("steps", {}), log.get("evals", {})
+    key, when = rule.get("key"), rule.get("when")
+    th, pat = rule.get("threshold"), rule.get("patience", 1)
+    if when not in {"above", "below", "drop_from_best", "rise_from_start"}:
+        raise ValueError("when")
+    if isinstance(th, bool) or not isinstance(th, numbers.Real) or not np.isfinite(th):
+        raise ValueError("threshold")
+    if isinstance(pat, bool) or not isinstance(pat, numbers.Integral) or pat < 1:
+        raise ValueError("patience")
+    if key in steps and key != "step":
+        x = np.asarray(steps[key], dtype=float)
+        if len(x) < WINDOW:
+            return None
+        win = np.lib.stride_tricks.sliding_window_view(x, WINDOW)
+        cnt = (~np.isnan(win)).sum(axis=1)
+        with np.errstate(invalid="ignore"):
+            vals = np.where(cnt > 0, np.nansum(win, axis=1) / np.maximum(cnt, 1), np.nan)
+        pts = np.asarray(steps["step"])[WINDOW - 1 :]
+    elif key in evals and key != "eval_step":
+        vals, pts = np.asarray(evals[key], dtype=float), np.asarray(evals["eval_step"])
+    else:
+        raise ValueError("key")
+    if vals.size == 0:
+        return None
+    best = np.fmax.accumulate(np.where(np.isnan(vals), -np.inf, vals))
+    with np.errstate(invalid="ignore"):
+        ok = {"above": vals > th, "below": vals < th, "drop_from_best": vals < (1 - th) * best,
+              "rise_from_start": vals > vals[0] + th}[when]
+    run = 0
+    for i, hit in enumerate(ok):
+        run = run + 1 if hit else 0
+        if run >= pat:
+            return int(pts[i])
+    return None

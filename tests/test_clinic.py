@@ -1,0 +1,156 @@
+"""Lesson 9.4's diagnosis clinic: the committed runs show what their labels say.
+
+The labels are the lesson's definitions (the reference ``diagnose``) applied to each log. This file
+checks them three ways: the generator's ``--check`` relabels every committed log with the lesson's
+rule; an independent reading below (written without the reference) confirms that each label's
+condition holds at its onset step and at no earlier step; and one run is regenerated here and must
+match its committed log. The held-out runs must never reach anything a student receives.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from course import make_clinic_runs as gen
+from helpers.clinic import LABELS, WINDOW, load_clinic_runs, mean_f1, single_metric_baseline
+from tests.conftest import ROOT
+
+VISIBLE = load_clinic_runs(gen.VISIBLE)
+HELDOUT = load_clinic_runs(gen.HELDOUT)
+RUNS = VISIBLE + HELDOUT
+
+
+def _window(xs: list[float], i: int) -> float:
+    vals = [x for x in xs[i - WINDOW + 1 : i + 1] if not math.isnan(x)]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def _holds(log: dict, label: str, i: int) -> bool:
+    """The lesson's table at row i, read independently of the reference."""
+    s, e = log["steps"], log["evals"]
+    step = s["step"][i]
+    if label == "entropy_collapse":
+        held = [p for p, at in zip(e["heldout_pass@4"], e["eval_step"], strict=True) if at <= step]
+        return _window(s["entropy"], i) < 0.5 * _window(s["entropy"], WINDOW - 1) and (
+            held[-1] < 0.9 * held[0]
+        )
+    if label == "kl_blowup":
+        return _window(s["kl_ref"], i) > 0.3
+    if label == "stale_rollouts":
+        both = [a + b for a, b in zip(s["clip_low_reused"], s["clip_high_reused"], strict=True)]
+        return _window(both, i) > 0.04
+    if label == "reward_hacking":
+        return (
+            _window(s["reward"], i) >= _window(s["reward"], WINDOW - 1) + 0.02
+            and _window(s["accuracy"], i) <= _window(s["accuracy"], WINDOW - 1) - 0.1
+        )
+    if label == "signal_starvation":
+        return _window(s["informative_rate"], i) < 0.2
+    if label == "verifier_failure":
+        both = [a + b for a, b in zip(s["verifier_error_rate"], s["parse_fail_rate"], strict=True)]
+        return _window(both, i) >= 0.05
+    raise KeyError(label)
+
+
+def test_the_library_has_every_pathology_healthy_runs_and_two_at_once():
+    names = [r["name"] for r in RUNS]
+    assert names == list(gen.RUNS), "the committed runs are not the generator's list"
+    for part, runs in (("visible", VISIBLE), ("held-out", HELDOUT)):
+        induced = {lab for r in runs for lab in r["intended"]}
+        assert induced == set(LABELS), f"{part}: induced {sorted(induced)}"
+        assert any(not r["labels"] for r in runs), f"{part}: no healthy run"
+    assert sum(len(r["intended"]) == 2 for r in HELDOUT) >= 2
+    assert len({r["passport"]["config"]["seed"] for r in HELDOUT}) >= 3  # other seeds than 0
+    assert {r["passport"]["config"]["seed"] for r in VISIBLE} == {0}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[r["name"] for r in RUNS])
+def test_every_label_is_true_of_its_run_from_its_onset_and_not_before(run):
+    log, labels = run["log"], run["labels"]
+    assert set(run["intended"]) <= set(labels), "an induced pathology is not visible"
+    if not run["intended"]:
+        assert not labels, "a healthy run must show nothing"
+    steps = log["steps"]["step"]
+    for label in LABELS:
+        first = next(
+            (steps[i] for i in range(WINDOW - 1, len(steps)) if _holds(log, label, i)), None
+        )
+        assert labels.get(label) == first, (
+            f"{label}: onset {labels.get(label)}, the table says {first}"
+        )
+
+
+def test_passports_record_what_was_induced():
+    for r in RUNS:
+        split, intended, changes, pert = gen.RUNS[r["name"]]
+        cfg = r["passport"]["config"]
+        assert r["split"] == split and r["intended"] == list(intended)
+        assert all(cfg[k] == v for k, v in changes.items()), r["name"]
+        if pert:
+            assert all(cfg["perturbation"][k] == v for k, v in pert.items()), r["name"]
+        else:
+            assert "perturbation" not in cfg, r["name"]
+        assert r["passport"]["config_hash"] and r["passport"]["versions"]["torch"]
+
+
+def test_the_generator_relabels_the_committed_logs_identically(capsys):
+    assert gen.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_scores_the_reference_and_the_single_metric_baseline():
+    doc = json.loads(gen.HELDOUT.read_text())
+    ref, _ = gen.reference_diagnose()
+    assert mean_f1(ref, HELDOUT) == 1.0  # the labels are the definitions: 1 by construction
+    base = mean_f1(single_metric_baseline, HELDOUT)
+    assert doc["scores"]["single_metric_baseline_mean_f1"] == round(base, 4)
+    assert base < 0.9, "the single-metric baseline must score clearly below the reference"
+
+
+def test_held_out_runs_reach_nothing_a_student_receives():
+    visible_text = gen.VISIBLE.read_text()
+    student = [
+        gen.VISIBLE,
+        *(ROOT / "release" / "9.4").rglob("*"),
+        *(ROOT / "source_notebooks" / "9.4").rglob("*"),
+    ]
+    for r in HELDOUT:
+        needle = json.dumps(r["log"]["steps"]["reward"][:8])[1:-1].replace(" ", "")
+        for path in student:
+            if path.is_file():
+                text = path.read_text(errors="ignore").replace(" ", "")
+                assert r["name"] not in text and needle not in text, (
+                    f"{r['name']} leaks into {path}"
+                )
+    assert not {r["name"] for r in HELDOUT} & {r["name"] for r in json.loads(visible_text)["runs"]}
+
+
+@pytest.mark.slow
+def test_one_run_regenerates_as_committed():
+    """The generator on this machine against the committed log (another CPU may differ in the last
+    bits: values within 1e-5, labels identical)."""
+    name = "verifier_fault"
+    new = gen._one(name)
+    old = next(r for r in json.loads(gen.VISIBLE.read_text())["runs"] if r["name"] == name)
+    assert new["passport"]["config_hash"] == old["passport"]["config_hash"]
+    for part in ("steps", "evals"):
+        for key, vals in old["log"][part].items():
+            a = np.array([np.nan if v is None else v for v in new["log"][part][key]], dtype=float)
+            b = np.array([np.nan if v is None else v for v in vals], dtype=float)
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=key)
+    gen.label([new])
+    assert new["labels"] == old["labels"]
+
+
+def test_the_instructor_guide_quotes_the_record():
+    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    base = json.loads(gen.HELDOUT.read_text())["scores"]["single_metric_baseline_mean_f1"]
+    assert f"scores a mean per-label F1 of {base:.2f} on the held-out runs" in text
+    assert f"runs the CPU lab {len(gen.RUNS)} times" in text
+    seeds = sorted({r["passport"]["config"]["seed"] for r in HELDOUT})
+    assert f"(seeds {seeds[0]}-{seeds[-1]}," in text and seeds == list(
+        range(seeds[0], seeds[-1] + 1)
+    )
