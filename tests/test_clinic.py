@@ -154,3 +154,16 @@ def test_the_instructor_guide_quotes_the_record():
     assert f"(seeds {seeds[0]}-{seeds[-1]}," in text and seeds == list(
         range(seeds[0], seeds[-1] + 1)
     )
+
+
+def test_the_syllabus_row_of_9_4_counts_its_points_and_the_hours_add_up():
+    import re
+
+    text = (ROOT / "course" / "SYLLABUS.md").read_text()
+    lesson = (ROOT / "course" / "lessons" / "9.4" / "lesson.py").read_text()
+    points = sum(int(p) for p in re.findall(r"^# %% \[tests\] id=\w+ points=(\d+)", lesson, re.M))
+    row = next(ln for ln in text.splitlines() if ln.startswith("| 9.4 "))
+    assert "`diagnose`, `should_stop`" in row and f"({points})" in row
+    spans = [tuple(map(float, m)) for m in re.findall(r"\| (\d+(?:\.\d+)?)-(\d+(?:\.\d+)?) h", text)]
+    low, high = sum(a for a, _ in spans), sum(b for _, b in spans)
+    assert len(spans) == 5 and f"Estimated time: {low:g}-{high:g} hours" in " ".join(text.split())

@@ -5,8 +5,9 @@
 # its normalisation choices. This lesson is about watching a run. A rising mean reward is one number;
 # a policy can earn it by getting better, by concentrating on the prompts it already solves, or by
 # learning where the checker does not look. Each section adds one axis of a run's dashboard and a
-# graded function that computes it, and the lesson ends by reading a real (small) run's dashboard
-# in which accuracy rises while almost everything else gets worse.
+# graded function that computes it. Then the lesson reads a real (small) run's dashboard in which
+# accuracy rises while almost everything else gets worse, and ends with a clinic: you diagnose runs
+# with induced pathologies by fixed definitions and are graded on runs you never see.
 #
 # **After this lesson you can**
 # 1. say exactly which distribution a logged "entropy" belongs to (base softmax or the behaviour
@@ -20,6 +21,9 @@
 # 5. run the matched-budget pass@k comparison behind the "elicitation or discovery" debate and state
 #    what it can and cannot show;
 # 6. assemble a four-group dashboard and write stopping criteria before a run starts.
+# 7. diagnose a run from its log by fixed definitions (entropy collapse, KL blow-up, stale rollouts,
+#    reward hacking, signal starvation, verifier failure), at the first step the evidence exists, and
+#    apply a stopping rule declared before the run.
 #
 # **Conventions used throughout.** $N$ responses, $T$ token positions, $V$ vocabulary entries;
 # `mask` is $(N, T)$ with 1 on active (completion) tokens and 0 on padding. Entropies are in nats
@@ -1823,3 +1827,6 @@ selfcheck.numeric(
 # - "Elicitation or discovery" is a question about effective support at a stated budget; answer it with
 #   matched-budget pass@k curves plus trajectories, not with pass@1.
 # - A dashboard has four groups, and the stopping criteria are written before the run.
+# - A diagnosis is a definition applied to a log: name the keys, the window and the threshold, and pair
+#   a metric that also moves in healthy runs (entropy, reward) with one that does not (held-out pass@k,
+#   an audit of correctness). A finding is dated by the first step its evidence exists.
