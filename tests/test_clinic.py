@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
 import pytest
 
 from course import make_clinic_runs as gen
@@ -129,20 +128,26 @@ def test_held_out_runs_reach_nothing_a_student_receives():
 
 
 @pytest.mark.slow
-def test_one_run_regenerates_as_committed():
-    """The generator on this machine against the committed log (another CPU may differ in the last
-    bits: values within 1e-5, labels identical)."""
+def test_one_run_regenerates_with_what_its_label_says():
+    """The generator on this machine, judged by the pattern its label names, not by the committed
+    values: another CPU (or ATEN_CPU_CAPABILITY=default) takes another float path, the sampled tokens
+    differ and the trajectory with them. The fault starts at step 25: the label must appear there or
+    within one window after, and the profile must be the committed one."""
     name = "verifier_fault"
     new = gen._one(name)
     old = next(r for r in json.loads(gen.VISIBLE.read_text())["runs"] if r["name"] == name)
     assert new["passport"]["config_hash"] == old["passport"]["config_hash"]
-    for part in ("steps", "evals"):
-        for key, vals in old["log"][part].items():
-            a = np.array([np.nan if v is None else v for v in new["log"][part][key]], dtype=float)
-            b = np.array([np.nan if v is None else v for v in vals], dtype=float)
-            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=key)
     gen.label([new])
-    assert new["labels"] == old["labels"]
+    fault = gen.RUNS[name][3]["verifier_fault_step"]
+    assert set(new["intended"]) <= set(new["labels"])
+    assert fault <= new["labels"]["verifier_failure"] < fault + WINDOW
+    assert not any(
+        v
+        for v, s in zip(
+            new["log"]["steps"]["verifier_error_rate"], new["log"]["steps"]["step"], strict=True
+        )
+        if s < fault
+    )
 
 
 def test_the_instructor_guide_quotes_the_record():
@@ -164,6 +169,8 @@ def test_the_syllabus_row_of_9_4_counts_its_points_and_the_hours_add_up():
     points = sum(int(p) for p in re.findall(r"^# %% \[tests\] id=\w+ points=(\d+)", lesson, re.M))
     row = next(ln for ln in text.splitlines() if ln.startswith("| 9.4 "))
     assert "`diagnose`, `should_stop`" in row and f"({points})" in row
-    spans = [tuple(map(float, m)) for m in re.findall(r"\| (\d+(?:\.\d+)?)-(\d+(?:\.\d+)?) h", text)]
+    spans = [
+        tuple(map(float, m)) for m in re.findall(r"\| (\d+(?:\.\d+)?)-(\d+(?:\.\d+)?) h", text)
+    ]
     low, high = sum(a for a, _ in spans), sum(b for _, b in spans)
     assert len(spans) == 5 and f"Estimated time: {low:g}-{high:g} hours" in " ".join(text.split())
