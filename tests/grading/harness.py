@@ -63,7 +63,8 @@ class Lesson:
     test_cells: dict[str, int]  # test grade_id -> cell index
     function_cell: dict[str, str]  # function name -> solution grade_id
     cell_test: dict[str, str]  # solution grade_id -> the test cell that follows it
-    cell_tests: dict[str, list[str]]  # solution grade_id -> every test cell before the next solution
+    # solution grade_id -> every test cell before the next solution
+    cell_tests: dict[str, list[str]]
     points: dict[str, float]  # test grade_id -> points
     test_code: dict[str, str]  # test grade_id -> its code as graded (visible + hidden tests)
 

@@ -1047,24 +1047,40 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            and heldout_dropped(t))),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
-            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
@@ -1094,28 +1110,46 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            and heldout_dropped(t))),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["ratio_max_final"], t) > 2.0),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
-            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
-                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
                 break
     return findings
 
@@ -1141,28 +1175,43 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            )),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
-            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
-                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
                 break
     return findings
 
@@ -1188,28 +1237,46 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            and heldout_dropped(t))),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
-            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
-                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
                 break
     return findings
 
@@ -1234,28 +1301,46 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            and heldout_dropped(t))),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
-            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
-                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
                 break
     return findings
 
@@ -1281,28 +1366,46 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            and heldout_dropped(t))),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
-            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
-                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
                 break
     return findings
 
@@ -1328,28 +1431,46 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            and heldout_dropped(t))),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
-            and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.2)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.2,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
-                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
                 break
     return findings
 
@@ -1375,27 +1496,43 @@ def diagnose(log):
         return held.size > 0 and held[-1] < 0.9 * held[0]
 
     rules = {
-        "entropy_collapse": (("entropy", "heldout_pass@4"), lambda t: (
-            window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
-            and heldout_dropped(t))),
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
         "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
-        "stale_rollouts": (("clip_low_reused", "clip_high_reused"), lambda t: (
-            window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04)),
-        "reward_hacking": (("reward", "accuracy"), lambda t: (
-            window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02)),
-        "signal_starvation": (("informative_rate",), lambda t: (
-            window(steps["informative_rate"], t) < 0.2)),
-        "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
-            window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02,
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
         needs = set(keys) - {"heldout_pass@4"}
-        if not needs <= steps.keys() or ("heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()):
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
             continue
         for t in range(w - 1, n):
             if holds(t):
-                findings.append({"label": label, "step": int(steps["step"][t]), "metrics": list(keys)})
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
                 break
     return findings
 
@@ -1430,21 +1567,30 @@ def diagnose(log):
     if have("kl_ref"):
         conds["kl_blowup"] = (trail(st["kl_ref"]) > 0.3, ["kl_ref"])
     if have("clip_low_reused", "clip_high_reused"):
-        conds["stale_rollouts"] = (trail(st["clip_low_reused"] + st["clip_high_reused"]) > 0.04,
-                                   ["clip_low_reused", "clip_high_reused"])
+        conds["stale_rollouts"] = (
+            trail(st["clip_low_reused"] + st["clip_high_reused"]) > 0.04,
+            ["clip_low_reused", "clip_high_reused"],
+        )
     if have("reward", "accuracy"):
         r, a = trail(st["reward"]), trail(st["accuracy"])
-        conds["reward_hacking"] = ((r >= r[w - 1] + 0.02) & (a <= a[w - 1] - 0.1), ["reward", "accuracy"])
+        conds["reward_hacking"] = (
+            (r >= r[w - 1] + 0.02) & (a <= a[w - 1] - 0.1),
+            ["reward", "accuracy"],
+        )
     if have("informative_rate"):
         conds["signal_starvation"] = (trail(st["informative_rate"]) < 0.2, ["informative_rate"])
     if have("verifier_error_rate", "parse_fail_rate"):
-        conds["verifier_failure"] = (trail(st["verifier_error_rate"] + st["parse_fail_rate"]) >= 0.05,
-                                     ["verifier_error_rate", "parse_fail_rate"])
+        conds["verifier_failure"] = (
+            trail(st["verifier_error_rate"] + st["parse_fail_rate"]) >= 0.05,
+            ["verifier_error_rate", "parse_fail_rate"],
+        )
     out = []
     for label in LABELS:
         if label in conds and conds[label][0].any():
             t = int(np.argmax(conds[label][0]))
-            out.append({"label": label, "step": int(st["step"][t]), "metrics": list(conds[label][1])})
+            out.append(
+                {"label": label, "step": int(st["step"][t]), "metrics": list(conds[label][1])}
+            )
     return out[::-1]
 
 
@@ -1469,22 +1615,46 @@ def diagnose(log):
         checks = []
         if "entropy" in steps and "heldout_pass@4" in evals and "eval_step" in evals:
             held = [p for p, e in zip(evals["heldout_pass@4"], evals["eval_step"]) if e <= s]
-            checks.append(("entropy_collapse", ["entropy", "heldout_pass@4"],
-                           win("entropy", t) < 0.5 * win("entropy", WINDOW - 1) and bool(held) and held[-1] < 0.9 * held[0]))
+            checks.append(
+                (
+                    "entropy_collapse",
+                    ["entropy", "heldout_pass@4"],
+                    win("entropy", t) < 0.5 * win("entropy", WINDOW - 1)
+                    and bool(held)
+                    and held[-1] < 0.9 * held[0],
+                )
+            )
         if "kl_ref" in steps:
             checks.append(("kl_blowup", ["kl_ref"], win("kl_ref", t) > 0.3))
         if "clip_low_reused" in steps and "clip_high_reused" in steps:
-            checks.append(("stale_rollouts", ["clip_high_reused", "clip_low_reused"],
-                           win("clip_low_reused", t, "clip_high_reused") > 0.04))
+            checks.append(
+                (
+                    "stale_rollouts",
+                    ["clip_high_reused", "clip_low_reused"],
+                    win("clip_low_reused", t, "clip_high_reused") > 0.04,
+                )
+            )
         if "reward" in steps and "accuracy" in steps:
-            checks.append(("reward_hacking", ["accuracy", "reward"],
-                           win("reward", t) >= win("reward", WINDOW - 1) + 0.02
-                           and win("accuracy", t) <= win("accuracy", WINDOW - 1) - 0.1))
+            checks.append(
+                (
+                    "reward_hacking",
+                    ["accuracy", "reward"],
+                    win("reward", t) >= win("reward", WINDOW - 1) + 0.02
+                    and win("accuracy", t) <= win("accuracy", WINDOW - 1) - 0.1,
+                )
+            )
         if "informative_rate" in steps:
-            checks.append(("signal_starvation", ["informative_rate"], win("informative_rate", t) < 0.2))
+            checks.append(
+                ("signal_starvation", ["informative_rate"], win("informative_rate", t) < 0.2)
+            )
         if "verifier_error_rate" in steps and "parse_fail_rate" in steps:
-            checks.append(("verifier_failure", ["parse_fail_rate", "verifier_error_rate"],
-                           win("verifier_error_rate", t, "parse_fail_rate") >= 0.05))
+            checks.append(
+                (
+                    "verifier_failure",
+                    ["parse_fail_rate", "verifier_error_rate"],
+                    win("verifier_error_rate", t, "parse_fail_rate") >= 0.05,
+                )
+            )
         for label, keys, holds in checks:
             if holds and label not in seen:
                 seen[label] = {"label": label, "step": int(s), "metrics": keys}
@@ -1505,8 +1675,11 @@ def should_stop(log, rule):
     threshold, patience = rule.get("threshold"), rule.get("patience", 1)
     if when not in ("above", "below", "drop_from_best", "rise_from_start"):
         raise ValueError(f"unknown 'when': {when!r}")
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
-            or not math.isfinite(threshold)):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.integer, np.floating))
+        or not math.isfinite(threshold)
+    ):
         raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
     if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
         raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
@@ -1545,8 +1718,11 @@ def should_stop(log, rule):
     threshold, patience = rule.get("threshold"), rule.get("patience", 1)
     if when not in ("above", "below", "drop_from_best", "rise_from_start"):
         raise ValueError(f"unknown 'when': {when!r}")
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
-            or not math.isfinite(threshold)):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.integer, np.floating))
+        or not math.isfinite(threshold)
+    ):
         raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
     if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
         raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
@@ -1585,8 +1761,11 @@ def should_stop(log, rule):
     threshold, patience = rule.get("threshold"), rule.get("patience", 1)
     if when not in ("above", "below", "drop_from_best", "rise_from_start"):
         raise ValueError(f"unknown 'when': {when!r}")
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
-            or not math.isfinite(threshold)):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.integer, np.floating))
+        or not math.isfinite(threshold)
+    ):
         raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
     if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
         raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
@@ -1625,8 +1804,11 @@ def should_stop(log, rule):
     threshold, patience = rule.get("threshold"), rule.get("patience", 1)
     if when not in ("above", "below", "drop_from_best", "rise_from_start"):
         raise ValueError(f"unknown 'when': {when!r}")
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
-            or not math.isfinite(threshold)):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.integer, np.floating))
+        or not math.isfinite(threshold)
+    ):
         raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
     if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
         raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
@@ -1664,8 +1846,11 @@ def should_stop(log, rule):
     threshold, patience = rule.get("threshold"), rule.get("patience", 1)
     if when not in ("above", "below", "drop_from_best", "rise_from_start"):
         raise ValueError(f"unknown 'when': {when!r}")
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
-            or not math.isfinite(threshold)):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.integer, np.floating))
+        or not math.isfinite(threshold)
+    ):
         raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
     if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
         raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
@@ -1704,8 +1889,11 @@ def should_stop(log, rule):
     threshold, patience = rule.get("threshold"), rule.get("patience", 1)
     if when not in ("above", "below", "drop_from_best", "rise_from_start"):
         return None
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
-            or not math.isfinite(threshold)):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.integer, np.floating))
+        or not math.isfinite(threshold)
+    ):
         raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
     if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
         raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
@@ -1767,8 +1955,12 @@ def should_stop(log, rule):
         return None
     best = np.fmax.accumulate(np.where(np.isnan(vals), -np.inf, vals))
     with np.errstate(invalid="ignore"):
-        ok = {"above": vals > th, "below": vals < th, "drop_from_best": vals < (1 - th) * best,
-              "rise_from_start": vals > vals[0] + th}[when]
+        ok = {
+            "above": vals > th,
+            "below": vals < th,
+            "drop_from_best": vals < (1 - th) * best,
+            "rise_from_start": vals > vals[0] + th,
+        }[when]
     run = 0
     for i, hit in enumerate(ok):
         run = run + 1 if hit else 0

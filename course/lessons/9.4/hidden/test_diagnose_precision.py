@@ -14,9 +14,7 @@ for _lab in LABELS:
         _prec.append(
             sum(_lab in _labels for _name, _, _labels in _held if _name in _said) / len(_said)
         )
-assert min(_prec) >= 0.9, (
-    f"a label's precision on the held-out runs is {min(_prec):.2f} < 0.9"
-)
+assert min(_prec) >= 0.9, f"a label's precision on the held-out runs is {min(_prec):.2f} < 0.9"
 # contract: healthy
 # a healthy run gets no finding at all
 for _name, _, _labels in _held:

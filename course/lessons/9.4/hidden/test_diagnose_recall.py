@@ -9,6 +9,4 @@ for _lab in LABELS:
     _pos = [_name for _name, _, _labels in _held if _lab in _labels]
     if _pos:
         _recall.append(sum(_lab in _found[_n] for _n in _pos) / len(_pos))
-assert min(_recall) >= 0.9, (
-    f"a label's recall on the held-out runs is {min(_recall):.2f} < 0.9"
-)
+assert min(_recall) >= 0.9, f"a label's recall on the held-out runs is {min(_recall):.2f} < 0.9"
