@@ -9,13 +9,14 @@ an induced pathology or a healthy run shows any, so a label is never only a wish
 
     python course/make_clinic_runs.py            # run everything, write both files (about 4 min)
     python course/make_clinic_runs.py --check    # relabel the committed logs with today's rule
+    python course/make_clinic_runs.py --relabel  # ...and write the new labels and scores
     python course/make_clinic_runs.py --only h_stale_1   # rerun one run, keep the rest
 
 Writes ``helpers/data/clinic_runs.json`` (the visible runs: seed 0, shown in the lesson and its
 visible tests) and ``course/lessons/9.4/hidden/clinic_heldout.json`` (other seeds, other settings and
-runs with two pathologies at once: only the trusted grader reads them, inlined into the hidden tests
-by ``# @data``; they never enter a student's kernel). Both carry each run's passport (config, its
-hash, versions, CPU) and the scores of the single-metric baseline (``baseline_scores``).
+runs with two pathologies at once: only the trusted grader holds them, inlined into the hidden tests
+by ``# @data``; it passes one log at a time to the student's function as plain data, never the
+labels). Both carry each run's passport (config, its hash, versions, CPU) and ``scores``.
 """
 
 from __future__ import annotations
@@ -140,18 +141,38 @@ def label(runs: list[dict]) -> list[str]:
     return problems
 
 
+def scores(part: list[dict]) -> dict:
+    """Mean per-label F1 of the reference and of the single-metric baseline on ``part``, twice: against
+    the labels (what the definitions find: the reference scores 1 by construction, so that column
+    only measures the baseline) and against what was induced (``intended``: the reference's other
+    labels count as false alarms there, so this is the score of the definitions as a detector of
+    the causes), with how many labels were not induced."""
+    diagnose, _ = reference_diagnose()
+    logs = [load_log(r["log"]) for r in part]
+    by_rule = [{"log": g, "labels": r["labels"]} for g, r in zip(logs, part, strict=True)]
+    by_cause = [
+        {"log": g, "labels": dict.fromkeys(r["intended"])} for g, r in zip(logs, part, strict=True)
+    ]
+    return {
+        "reference_mean_f1": round(mean_f1(diagnose, by_rule), 4),
+        "single_metric_baseline_mean_f1": round(mean_f1(single_metric_baseline, by_rule), 4),
+        "reference_mean_f1_vs_induced": round(mean_f1(diagnose, by_cause), 4),
+        "single_metric_baseline_mean_f1_vs_induced": round(mean_f1(single_metric_baseline, by_cause), 4),
+        "labels": sum(len(r["labels"]) for r in part),
+        "labels_not_induced": sum(len(set(r["labels"]) - set(r["intended"])) for r in part),
+    }  # fmt: skip
+
+
 def write(runs: list[dict]) -> None:
-    diagnose, labels = reference_diagnose()
+    _, labels = reference_diagnose()
     for split, path in (("visible", VISIBLE), ("heldout", HELDOUT)):
         part = [r for r in runs if r["split"] == split]
-        scored = [{"log": load_log(r["log"]), "labels": r["labels"]} for r in part]
         doc = {
             "about": "lesson 9.4's diagnosis clinic; made by python course/make_clinic_runs.py",
             "labels": list(labels),
-            "scores": {"reference_mean_f1": round(mean_f1(diagnose, scored), 4),
-                       "single_metric_baseline_mean_f1": round(mean_f1(single_metric_baseline, scored), 4)},
+            "scores": scores(part),
             "runs": part,
-        }  # fmt: skip
+        }
         path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
         print(f"{path.relative_to(ROOT)}: {len(part)} runs, scores {doc['scores']}")
 
@@ -161,17 +182,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--check", action="store_true", help="relabel the committed logs; fail on a change"
     )
+    ap.add_argument(
+        "--relabel", action="store_true", help="rewrite labels and scores from the committed logs"
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument(
         "--only", nargs="+", metavar="NAME", help="rerun these runs, keep the others as committed"
     )
     args = ap.parse_args(argv)
-    if args.check:
-        runs = [r for p in (VISIBLE, HELDOUT) for r in json.loads(p.read_text())["runs"]]
+    if args.check or args.relabel:
+        docs = {p: json.loads(p.read_text()) for p in (VISIBLE, HELDOUT)}
+        runs = [r for d in docs.values() for r in d["runs"]]
         before = {r["name"]: r["labels"] for r in runs}
         problems = label(runs)
-        problems += [f"{r['name']}: labels {before[r['name']]} -> {r['labels']}"
-                     for r in runs if r["labels"] != before[r["name"]]]  # fmt: skip
+        if args.relabel:
+            write(runs)
+        else:
+            problems += [f"{r['name']}: labels {before[r['name']]} -> {r['labels']}"
+                         for r in runs if r["labels"] != before[r["name"]]]  # fmt: skip
+            for p, d in docs.items():
+                now = scores([r for r in runs if r["split"] == d["runs"][0]["split"]])
+                if d["scores"] != now:
+                    problems.append(f"{p.name}: scores {d['scores']} -> {now}")
     else:
         names = args.only or list(RUNS)
         with ProcessPoolExecutor(args.jobs) as ex:

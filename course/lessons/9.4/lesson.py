@@ -54,7 +54,8 @@ import helpers
 from helpers import selfcheck
 from helpers.figures import quote
 from helpers.diagnostics import Dashboard, Rollout, diversity, peak_memory_mb, summarize, warnings
-from helpers.clinic import LABELS, WINDOW, load_clinic_runs, load_log, mean_f1, single_metric_baseline
+from helpers.clinic import (CLINIC_RUNS, LABELS, WINDOW, load_clinic_runs, load_log, mean_f1,
+                            single_metric_baseline)
 from helpers.gru_lab import SMOKE_HISTORY, failure_pattern
 from helpers.plots import plot_dashboard, plot_history
 
@@ -1385,15 +1386,17 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # | `smoke` | the smoke profile: lr $3\cdot10^{-3}$, four epochs, no KL term | entropy collapse, stale rollouts |
 # | `kl_blowup` | lr $6\cdot10^{-3}$, four epochs, no KL term, no gradient clipping | KL blow-up |
 # | `stale` | as `healthy` but eight epochs per batch | stale rollouts |
-# | `hack` | the sloppy verifier: reward = consistency, correctness weight 0 | reward hacking |
-# | `easy_prompts` | a pretraining corpus without errors: the prompts are too easy | signal starvation |
+# | `hack` | the smoke profile with one epoch per batch, and the sloppy verifier: reward = consistency + 0.1 format, correctness weight 0 | reward hacking |
+# | `easy_prompts` | as `healthy`, pretrained on a corpus without errors (no noisy answers, no dropped carries): the prompts are too easy | signal starvation |
 # | `verifier_fault` | as `healthy`, then from step 25 30% of the verifier calls time out | verifier failure |
 #
 # Most runs show more than the one thing induced (a learning rate high enough to make the ratios
 # clip also collapses the entropy). What a run is labelled with is what the definitions below find in
-# its log, which is never less than what was induced: the generator fails otherwise. In a run that
-# reuses each batch for several epochs the ratios clip most in the first steps, so `stale_rollouts`
-# there is often visible from step 5 on.
+# its log, which is never less than what was induced: the generator fails otherwise. A label is
+# therefore a fact about the log, not a verdict on the cause. In a run that reuses each batch for
+# several epochs the ratios clip most in the first steps, so in these runs `stale_rollouts` shows
+# from step 5, the first full window, in exactly the runs with more than one epoch: here the
+# definition tells reuse from none, not mild staleness from severe.
 #
 # **The definitions.** A label is visible at step $t$ when its condition holds at $t$; a finding reports
 # the first such step. $\bar x_t$ is the mean of key $x$ over the trailing window of the last $W = 5$
@@ -1461,19 +1464,38 @@ for r in clinic.values():
     if _extra:
         print(f"  {r['name']}: false alarms {_extra}")
 assert _f1 < 0.9
+# against what was induced instead (every other label a false alarm); the table's own score there is
+# the generator's record (its code is the exercise below)
+_record = json.loads(CLINIC_RUNS.read_text())["scores"]
+_f1_induced = mean_f1(single_metric_baseline, [r | {"labels": dict.fromkeys(r["intended"])} for r in clinic.values()])
+assert round(_f1_induced, 4) == _record["single_metric_baseline_mean_f1_vs_induced"]
+print("against the induced pathologies: the table",
+      quote("9.4:clinic_table_f1_induced", _record["reference_mean_f1_vs_induced"], ".2f"),
+      "the baseline", quote("9.4:clinic_baseline_f1_induced", _f1_induced, ".2f"))
 
 # %% [markdown]
 # ### Graded: `diagnose`
 #
 # Implement the table: return one finding per label whose condition holds at some step, at the first
 # such step. Grading has four cells, each worth its own points: the contract (types, short and empty
-# logs, missing keys, NaN, and that nothing after step $t$ decides step $t$), recall and precision per
-# label on the held-out runs (mean over labels at least 0.9 each), and the detection step (exactly the
-# first step at which the definition holds). A function that thresholds one metric per label does
-# not pass. `helpers.clinic.single_metric_baseline` is that function (each label from the first half
-# of its definition alone); on the runs you have it scores a mean per-label F1 of
-# 0.84<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by construction, and it loses
-# the precision, steps and contract cells.
+# logs, missing keys, NaN, that nothing after step $t$ decides step $t$, and generated logs whose step
+# numbers do not start at 1 or skip, with evaluations made exactly at a step); recall per label on
+# the held-out runs (at least 0.9 for every label, and a label reported everywhere earns nothing);
+# precision per label (at least 0.9 for every label you report, and no finding on a healthy run); and
+# the detection step (exactly the first step at which the definition holds). Each label appears in
+# only a few held-out runs, so 0.9 in practice means no miss and no false alarm. A function that
+# thresholds one metric per label does not pass. `helpers.clinic.single_metric_baseline` is that
+# function (each label from the first half of its definition alone); on the runs you have it scores a
+# mean per-label F1 of 0.84<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by
+# construction, and it loses the precision, steps and contract cells.
+#
+# That 1 only says the grader's labels are the table's. Scored instead against what was induced,
+# counting every other label as a false alarm, the table gets
+# 0.72<!--fig:9.4:clinic_table_f1_induced--> on these runs and the baseline
+# 0.57<!--fig:9.4:clinic_baseline_f1_induced--> (the cell below computes the baseline's; the table's
+# is the generator's record, since its code is your exercise). The thresholds were set by looking at
+# runs of this lab: they are a course convention for this CPU lab, not values validated for a real
+# model. On a real run, treat a finding as a hypothesis to check, not as a diagnosis.
 
 # %% [solution] id=diagnose
 def diagnose(log):
@@ -1554,6 +1576,14 @@ for _r in _runs:
         )
     assert len({_f["label"] for _f in _out}) == len(_out), f"{_r['name']}: at most one finding per label"
 assert diagnose({"steps": {}, "evals": {}}) == [], "an empty log has no finding"
+# a log you can check by hand: steps numbered from 101, no verifier errors, parse failures 0.1 from
+# step 111 on; the window mean first reaches 0.05 with three such steps in it (0.3 / 5 = 0.06)
+_hand = {"steps": {"step": list(range(101, 121)), "verifier_error_rate": [0.0] * 20,
+                   "parse_fail_rate": [0.0] * 10 + [0.1] * 10}, "evals": {}}
+_got = {_f["label"]: _f["step"] for _f in diagnose(_hand)}
+assert _got == {"verifier_failure": 113}, (
+    f"expected {{'verifier_failure': 113}} (parse failures count; the step is a step number), got {_got}"
+)
 
 # %% [tests] id=test_diagnose_recall points=3
 for _r in load_clinic_runs():
@@ -1605,18 +1635,20 @@ def should_stop(log, rule):
     log: a clinic log ({"steps": {...}, "evals": {...}}, as diagnose reads it).
     rule: {"key": str, "when": str, "threshold": float, "patience": int (optional, default 1)}.
     The key is looked up in log["steps"] first, then in log["evals"] ("step" and "eval_step" are
-    not values). For a step key the value at step t is the trailing-window mean of the table of
+    not values; the part read must hold them). For a step key the value at step t is the
+    trailing-window mean of the table of
     9.4.6 (WINDOW steps up to t, NaN ignored), with a value from the first full window on; for an
     evaluation key it is the number evaluated at that eval_step.
     "when": "above" (value > threshold), "below" (value < threshold), "drop_from_best" (value <
     (1 - threshold) * the largest value so far, this one included), "rise_from_start" (value >
-    the first point's value + threshold). A NaN value meets no condition and leaves the largest
-    value so far unchanged.
+    the first point's value + threshold; a NaN first point never rises). A NaN value meets no
+    condition and leaves the largest value so far unchanged.
     The rule fires at the first point at which its condition has held at `patience` consecutive
     points (a point where it does not hold starts the count again); the result is that point's step
     number as an int, or None when it never fires.
-    ValueError: a key in neither part, an unknown "when", a threshold that is not a finite real
-    number, or a patience that is not an integer >= 1.
+    ValueError: a key in neither part, an unknown "when", a threshold that is not a finite int or
+    float (NumPy scalars count, bool and str do not), or a patience that is not
+    an int >= 1 (NumPy integers count, bool does not).
     """
     ### BEGIN SOLUTION
     steps, evals = log.get("steps", {}), log.get("evals", {})

@@ -1668,6 +1668,599 @@ def diagnose(log):
     return single_metric_baseline(log)
 
 
+# %% bug diagnose: the verifier-failure sum without parse_fail_rate (verifier_error_rate alone; parse failures never count)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(steps["verifier_error_rate"], t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: an evaluation made exactly at step t is left out (eval_step < t)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] < steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: the held-out drop measured against the best evaluation so far, not the first
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held.max()
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: stale rollouts as the sum of the two window means (rows where one key is NaN still count the other)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: (
+                window(steps["clip_low_reused"], t) + window(steps["clip_high_reused"], t) > 0.04
+            ),
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: evaluations matched to steps by assuming step number = row index + 1
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= t + 1
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: the step reported as row index + 1 (right only when the log's steps are 1, 2, 3, ...)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append({"label": label, "step": t + 1, "metrics": list(keys)})
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: entropy collapse at a window of at most half the start (<=, where the table says <)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) <= 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: the start of a run read from its first step, not the mean of its first window
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * steps["entropy"][0] and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= steps["reward"][0] + 0.02
+                and window(steps["accuracy"], t) <= steps["accuracy"][0] - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
+# %% bug diagnose: the held-out drop taken from any evaluation so far, not the latest (a dip that recovered still counts)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and bool((held < 0.9 * held[0]).any())
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
 # %% bug should_stop: patience counts every point where the condition held, not consecutive ones
 def should_stop(log, rule):
     steps, evals = log.get("steps", {}), log.get("evals", {})
@@ -1967,3 +2560,38 @@ def should_stop(log, rule):
         if run >= pat:
             return int(pts[i])
     return None
+
+
+# %% equivalent diagnose: a6d7893fd9 w - 1 -> w ^ 1 (the entropy baseline's window)
+# w is WINDOW = 5, a constant of helpers.clinic that no test can change: 5 ^ 1 = 4 = 5 - 1.
+# %% equivalent diagnose: 203aa04fda w - 1 -> w ^ 1 (the reward baseline's window)
+# As a6d7893fd9.
+# %% equivalent diagnose: 1be3369c2f w - 1 -> w ^ 1 (the accuracy baseline's window)
+# As a6d7893fd9.
+# %% equivalent diagnose: a674b72ed1 range(w - 1, n) -> range(w ^ 1, n)
+# As a6d7893fd9.
+# %% equivalent diagnose: 9558e7dd8d held.size > 0 -> held.size > 1
+# With one evaluation held[-1] is held[0], and x < 0.9 x is false for every x >= 0: pass@4 is a
+# probability, so the extra case the original accepts can never hold.
+# %% equivalent diagnose: d4b486a1a3 held.size > 0 -> held.size != 0
+# A size is never negative.
+# %% equivalent diagnose: 275ae9b11f needs <= steps.keys() -> needs < steps.keys()
+# needs never holds "step"; a log with steps that lacks "step" has n = 0 and no finding either way,
+# and one with "step" makes needs a proper subset whenever it is a subset.
+# %% equivalent diagnose: 9d4bafc76a reward >= r0 + 0.02 -> >
+# A tie, not graded (contracts.md): reward and accuracy are continuous in the runs, and whether a
+# window mean equals r0 + 0.02 exactly depends on the order of summation, so a test of it would fail
+# valid solutions that sum in another order.
+# %% equivalent diagnose: 72b4eff151 accuracy <= acc0 - 0.1 -> <
+# As 9d4bafc76a.
+# %% equivalent diagnose: 4848d9e53a kl > 0.3 -> >=
+# As 9d4bafc76a: kl_ref is continuous.
+# %% equivalent diagnose: 98149b7158 clip sum > 0.04 -> >=
+# As 9d4bafc76a: the two reused-clip fractions are token fractions with varying denominators.
+# %% equivalent should_stop: f6a41505ff range(WINDOW - 1, len(x)) -> range(WINDOW ^ 1, len(x))
+# WINDOW = 5: 5 ^ 1 = 4 = 5 - 1.
+# %% equivalent should_stop: 1f891f0884 steps["step"][WINDOW - 1 :] -> [WINDOW ^ 1 :]
+# As f6a41505ff.
+# %% equivalent should_stop: 68a27cc4f6 run >= patience -> run == patience
+# run grows by one per point from 0 and the function returns the first time it reaches patience
+# (an int >= 1, validated), so it is never above it.

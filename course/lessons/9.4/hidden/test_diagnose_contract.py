@@ -112,3 +112,81 @@ for _name, _log in _held[:6]:
         assert _by_label(diagnose(_nan)) == _by_label(_ref_diagnose(_nan)), (
             f"{_name} with NaN in {_key}"
         )
+# contract: generated, step-numbers, evals-at-step, parse-failures, nan
+# generated logs that the clinic's runs never show: step numbers that start anywhere and skip,
+# evaluations made exactly at a step and between steps (the first one often after the first full
+# window: before it no evaluation belongs to a step), a held-out curve that rises and then
+# falls, parse failures without verifier errors, NaN in one clip key and not the other; every
+# finding (label and step) must be the course's
+_rng = np.random.default_rng(9408)
+
+
+def _moves(n, lo, hi, noise):  # a key that jumps from one level to another at a random row
+    a, b = _rng.uniform(lo, hi, 2)
+    return np.where(np.arange(n) < _rng.integers(0, n), a, b) + _rng.normal(0.0, noise, n)
+
+
+for _case in range(120):
+    _n = int(_rng.integers(WINDOW, 45))
+    _step = int(_rng.choice([1, 2, 50, 101])) + np.cumsum(_rng.choice([0, 1, 1, 1, 2, 3], _n))
+    _step = np.unique(_step)
+    _n = len(_step)
+    _st = {
+        "entropy": np.abs(_moves(_n, 0.2, 2.0, 0.05)),
+        "kl_ref": np.abs(_moves(_n, 0.0, 0.6, 0.05)),
+        "clip_low_reused": np.abs(_moves(_n, 0.0, 0.05, 0.01)),
+        "clip_high_reused": np.abs(_moves(_n, 0.0, 0.05, 0.01)),
+        "reward": _moves(_n, 0.0, 1.2, 0.02),
+        "accuracy": np.clip(_moves(_n, 0.0, 1.0, 0.03), 0.0, 1.0),
+        "informative_rate": np.clip(_moves(_n, 0.0, 0.6, 0.05), 0.0, 1.0),
+        "verifier_error_rate": np.abs(_moves(_n, 0.0, 0.08, 0.01)) * (_rng.random() < 0.5),
+        "parse_fail_rate": np.abs(_moves(_n, 0.0, 0.08, 0.01)),
+    }
+    for _key, _v in _st.items():
+        _v[_rng.random(_n) < _rng.choice([0.0, 0.1, 0.3])] = math.nan
+    _k = int(_rng.integers(0, 6))
+    _evs = np.unique(
+        np.concatenate(
+            [
+                [0] * (_rng.random() < 0.7),
+                _rng.choice(_step, _k),
+                _rng.integers(5, _step[-1] + 3, _k),
+            ]
+        )
+    )
+    _evs = _evs if len(_evs) else np.array([int(_step[-1])])
+    _pass = np.clip(0.6 + np.cumsum(_rng.normal(0.0, 0.08, len(_evs))), 0.0, 1.0)
+    _gen = {
+        "steps": {"step": [int(s) for s in _step], **{k: v.tolist() for k, v in _st.items()}},
+        "evals": {"eval_step": [int(e) for e in _evs], "heldout_pass@4": _pass.tolist()},
+    }
+    assert _by_label(diagnose(_gen)) == _by_label(_ref_diagnose(_gen)), (
+        f"a log with steps {_gen['steps']['step'][:4]}..., evaluations at {_gen['evals']['eval_step']}: "
+        f"expected {_by_label(_ref_diagnose(_gen))}"
+    )
+# contract: strict
+# the table's strict and non-strict comparisons, where a tie is exact in floating point: an entropy
+# window at exactly half the start is not a collapse (one just below it is), nor is a held-out
+# pass@4 at exactly 0.9 times the first
+_tie = {
+    "steps": {"step": list(range(1, 13)), "entropy": [1.0] * 5 + [0.5] * 7},
+    "evals": {"eval_step": [0, 6], "heldout_pass@4": [1.0, 0.5]},
+}
+assert _by_label(diagnose(_tie)) == {}, "entropy exactly 0.5 x the start is not below it"
+_tie["steps"]["entropy"] = [1.0] * 5 + [0.5 - 2.0**-20] * 7
+assert _by_label(diagnose(_tie)) == {"entropy_collapse": 10}, "entropy collapse at step 10"
+# and a held-out pass@4 at exactly 0.9 x the first has not dropped below it
+_tie["evals"]["heldout_pass@4"] = [1.0, 0.9]
+assert _by_label(diagnose(_tie)) == {}, "held-out pass@4 exactly 0.9 x the first is not below it"
+# contract: evals-at-step
+# an evaluation made exactly at step t belongs to step t: the entropy has halved from step 9, the
+# held-out drop is measured at step 12, so the collapse is found at 12
+_at = {
+    "steps": {"step": list(range(1, 21)), "entropy": [1.0] * 5 + [0.2] * 15},
+    "evals": {"eval_step": [0, 12], "heldout_pass@4": [1.0, 0.5]},
+}
+assert _by_label(diagnose(_at)) == {"entropy_collapse": 12}, "an evaluation at step 12 is seen at 12"
+# the latest evaluation decides, not any earlier one: a dip at step 3 that recovered by step 8 is not
+# a drop when the entropy halves at step 9
+_at["evals"] = {"eval_step": [0, 3, 8], "heldout_pass@4": [1.0, 0.5, 1.0]}
+assert _by_label(diagnose(_at)) == {}, "pass@4 back at its first value: no collapse"

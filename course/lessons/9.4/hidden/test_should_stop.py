@@ -87,13 +87,21 @@ assert should_stop(_nan, {"key": "y", "when": "rise_from_start", "threshold": -1
 _d = {"steps": {"step": [1]}, "evals": {"eval_step": [0, 10, 20, 30], "y": [0.5, 1.0, 0.85, 0.79]}}
 assert should_stop(_d, {"key": "y", "when": "drop_from_best", "threshold": 0.2}) == 30
 assert should_stop(_d, {"key": "y", "when": "drop_from_best", "threshold": 0.1}) == 20
-_d["evals"]["y"] = [
-    -1.0,
-    -2.0,
-    -1.5,
-    3.0,
-]  # a negative best: (1 - 0.2) * -1 = -0.8 > -1, so it fires at once
+# a negative best: (1 - 0.2) * -1 = -0.8 > -1, so it fires at once
+_d["evals"]["y"] = [-1.0, -2.0, -1.5, 3.0]
 assert should_stop(_d, {"key": "y", "when": "drop_from_best", "threshold": 0.2}) == 0
+# contract: eval-keys
+# an evaluation key is any key of log["evals"] but eval_step, whatever its name
+_ev = {"steps": {"step": [1, 2]}, "evals": {"eval_step": [0, 10, 20], "acc": [0.9, 0.4, 0.8]}}
+assert should_stop(_ev, {"key": "acc", "when": "below", "threshold": 0.5}) == 10
+# contract: drop-from-best, negative
+# values below zero (a reward with a penalty for wrong answers): threshold 0 stops at the first value
+# strictly below the best so far, not at the first negative one
+_neg = {
+    "steps": {"step": [1]},
+    "evals": {"eval_step": [0, 10, 20, 30], "r": [-1.0, -1.0, -0.5, -2.0]},
+}
+assert should_stop(_neg, {"key": "r", "when": "drop_from_best", "threshold": 0.0}) == 30
 # contract: steps-first
 # a key in both parts is read from log["steps"]; "step" and "eval_step" are not values
 _both = {
@@ -109,7 +117,7 @@ for _bad in ("step", "eval_step"):
     else:
         raise AssertionError(f"{_bad!r} is not a value: ValueError")
 # contract: errors
-# a key in neither part, an unknown when, a threshold not a finite real, a patience not an integer >= 1
+# a key in neither part, an unknown when, a threshold not a finite int or float, a patience not an int >= 1
 for _rule in (
     {"key": "nope", "when": "above", "threshold": 0.0},
     {"key": "y", "when": "over", "threshold": 0.0},
