@@ -209,10 +209,12 @@ def test_the_instructor_guide_quotes_the_record():
     counts = [sum(lab in r["labels"] for r in HELDOUT) for lab in LABELS]
     assert f"each label shows in {min(counts)} to {max(counts)} of them" in text
     assert max(counts) < 10, "recall >= 0.9 no longer means every run: reword the guide and cell"
-    recall = (ROOT / "course" / "lessons" / "9.4" / "hidden" / "test_diagnose_recall.py").read_text()
+    recall = (
+        ROOT / "course" / "lessons" / "9.4" / "hidden" / "test_diagnose_recall.py"
+    ).read_text()
     assert f"show each label in {min(counts)} to {max(counts)} runs" in recall
     assert max(counts) < 0.5 * len(HELDOUT), "a label in most runs: the recall floor is buyable"
-    contract = (ROOT / "course" / "lessons" / "9.4" / "hidden" / "test_diagnose_contract.py")
+    contract = ROOT / "course" / "lessons" / "9.4" / "hidden" / "test_diagnose_contract.py"
     assert "and 120 generated logs" in text and "for _case in range(120):" in contract.read_text()
     assert f"runs the CPU lab {len(gen.RUNS)} times" in text
     seeds = sorted({r["passport"]["config"]["seed"] for r in HELDOUT})

@@ -185,7 +185,9 @@ _at = {
     "steps": {"step": list(range(1, 21)), "entropy": [1.0] * 5 + [0.2] * 15},
     "evals": {"eval_step": [0, 12], "heldout_pass@4": [1.0, 0.5]},
 }
-assert _by_label(diagnose(_at)) == {"entropy_collapse": 12}, "an evaluation at step 12 is seen at 12"
+assert _by_label(diagnose(_at)) == {"entropy_collapse": 12}, (
+    "an evaluation at step 12 is seen at 12"
+)
 # the latest evaluation decides, not any earlier one: a dip at step 3 that recovered by step 8 is not
 # a drop when the entropy halves at step 9
 _at["evals"] = {"eval_step": [0, 3, 8], "heldout_pass@4": [1.0, 0.5, 1.0]}
