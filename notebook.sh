@@ -10,6 +10,8 @@
 #   ./notebook.sh 9.2 --submit --as ada.lovelace  check 9.2 (nbgrader validate: the visible tests),
 #                                 then write submit/ada.lovelace.zip for your instructor
 #                                 (your name is remembered: next time ./notebook.sh 9.3 --submit)
+#   ./notebook.sh --doctor [--port N]   something wrong? check Python, the environment, BaseLM,
+#                                 the port and the disk; each problem comes with its fix
 #
 # Your copy of a lesson lives in workspace/<lesson>/ and is never overwritten; release/ is only read.
 # COURSE_RELEASE_DIR, COURSE_WORKSPACE and COURSE_SUBMIT_DIR override the folders (the tests use that).
@@ -42,7 +44,7 @@ list_lessons() {
   echo "Open one with: ./notebook.sh <lesson>   (e.g. ./notebook.sh $(lessons | head -n 1))"
 }
 
-lesson="" fresh=0 browser=1 port=8888 setup_only=0 submit=0 student=""
+lesson="" fresh=0 browser=1 port=8888 setup_only=0 submit=0 student="" doctor=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --fresh) fresh=1 ;;
@@ -51,15 +53,22 @@ while [ $# -gt 0 ]; do
     --port=*) port="${1#--port=}" ;;
     --setup-only) setup_only=1 ;;
     --submit) submit=1 ;;
+    --doctor) doctor=1 ;;
     --as) [ $# -ge 2 ] || die "--as needs your name" "./notebook.sh 9.1 --submit --as ada.lovelace"; student="$2"; shift ;;
     --as=*) student="${1#--as=}" ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     -*) die "unknown option $1" "see ./notebook.sh --help" ;;
     *) [ -z "$lesson" ] || die "one lesson at a time (got $lesson and $1)" "./notebook.sh $lesson"; lesson="$1" ;;
   esac
   shift
 done
 
+if [ "$doctor" = 1 ]; then  # any Python 3 runs it: the course's own environment may be what is broken
+  for py in "${PYTHON:-}" python3.11 python3 python; do
+    [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 && exec "$py" "$ROOT/scripts/doctor.py" --port "$port"
+  done
+  die "no Python at all was found" "install Python 3.11 (python.org, pyenv, or: apt install python3.11 python3.11-venv)"
+fi
 if [ -z "$lesson" ]; then
   list_lessons
   exit 0

@@ -59,6 +59,7 @@ BUNDLE_FILES = [
     "baselm.sh",
     "scripts/ensure_env.sh",
     "scripts/validate_summary.py",
+    "scripts/doctor.py",
     "requirements.txt",
     "requirements.lock",
     "environment.yml",
