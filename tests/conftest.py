@@ -12,6 +12,31 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+# The end-to-end files: real nbgrader classes, notebook runs, servers, browsers, TRL on BaseLM,
+# installs. `./test.sh --fast` leaves them out (marker "e2e"); `./test.sh` and CI run everything.
+END_TO_END = {
+    "test_autograder.py",
+    "test_baselm.py",
+    "test_browser.py",
+    "test_collect.py",
+    "test_environment.py",
+    "test_formgrader_browser.py",
+    "test_hub.py",
+    "test_lab_record.py",
+    "test_lessons.py",
+    "test_level_b.py",
+    "test_mutation.py",
+    "test_notebook_sh.py",
+    "test_sandbox.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in END_TO_END:
+            item.add_marker(pytest.mark.e2e)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_thread():
     """The tests run tiny models, which are far faster on one torch thread, above all on a shared
