@@ -64,7 +64,7 @@ LESSONS = tuple(sorted(p.parent.name for p in LESSONS_DIR.glob("9.*/lesson.py"))
 TRUSTED_PREAMBLE = {
     "*": "import json\nimport math\n\nimport numpy as np\n",
     "9.1": "import re\n\nfrom helpers.verifiers import parse_number, verify_numeric_answer\n",
-    "9.4": "from helpers.clinic import LABELS, WINDOW, load_clinic_runs, load_log\n",
+    "9.4": "from helpers.clinic import INTERVENTIONS, LABELS, WINDOW, load_clinic_runs, load_log\n",
     "9.5": "import warnings\nfrom types import SimpleNamespace\n\nimport torch\n\n"
     "from helpers import standins as local_standins\nfrom helpers.tasks import Task\n"
     "from helpers.trainer import GRPOTrainer\n",

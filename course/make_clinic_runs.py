@@ -34,7 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from course.build_lessons import _cells, reference_copy  # noqa: E402
-from helpers.clinic import LABELS, WINDOW, load_log, mean_f1, single_metric_baseline  # noqa: E402
+from helpers.clinic import (  # noqa: E402
+    INTERVENTIONS,
+    LABELS,
+    WINDOW,
+    load_log,
+    mean_f1,
+    single_metric_baseline,
+)
 
 VISIBLE = ROOT / "helpers" / "data" / "clinic_runs.json"
 HELDOUT = ROOT / "course" / "lessons" / "9.4" / "hidden" / "clinic_heldout.json"
@@ -97,7 +104,53 @@ def reference_diagnose():
     return ns["_ref_diagnose"], LABELS
 
 
-def _one(name: str) -> dict:
+def _default(key: str):
+    from helpers.gru_lab import LabProfile
+
+    return getattr(LabProfile(), key)
+
+
+def _lower_lr(c: dict, q: dict):
+    return c | {"lr": c.get("lr", _default("lr")) / 3}, q
+
+
+def _one_epoch(c: dict, q: dict):
+    return (c | {"num_iterations": 1}, q) if c.get("num_iterations", _default("num_iterations")) > 1 else None
+
+
+def _kl_penalty(c: dict, q: dict):
+    return c | {"kl_coef": c.get("kl_coef", _default("kl_coef")) + 0.1}, q
+
+
+def _larger_groups(c: dict, q: dict):
+    return c | {"group_size": 2 * c.get("group_size", _default("group_size"))}, q
+
+
+def _patch_verifier(c: dict, q: dict):
+    weights = {k: _default(k) for k in ("w_correct", "w_consistent", "w_format")}
+    return (c | weights, q) if any(c.get(k, v) != v for k, v in weights.items()) else None
+
+
+def _repair_verifier(c: dict, q: dict):
+    return (c, {k: v for k, v in q.items() if not k.startswith("verifier_fault")}) if q.get(
+        "verifier_fault_rate", 0.0
+    ) > 0 else None
+
+
+# each of helpers.clinic.INTERVENTIONS as a change to a run's (profile changes, perturbation): the
+# same run again, from the same seed, with that one thing done differently; None when it would
+# change nothing (the intervention is then not an option for that run)
+APPLY = {
+    "lower_lr": _lower_lr,
+    "one_epoch": _one_epoch,
+    "kl_penalty": _kl_penalty,
+    "larger_groups": _larger_groups,
+    "patch_verifier": _patch_verifier,
+    "repair_verifier": _repair_verifier,
+}  # fmt: skip
+
+
+def _one(name: str, intervention: str | None = None) -> dict:
     import torch
 
     from course.make_lab_history import REFERENCE_FNS
@@ -105,6 +158,9 @@ def _one(name: str) -> dict:
 
     torch.manual_seed(0)
     split, intended, changes, pert = RUNS[name]
+    if intervention is not None:
+        changes, pert = APPLY[intervention](changes, pert)
+        name = f"{name}+{intervention}"
     result = run_lab(LabProfile(name=f"clinic/{name}", **changes),
                      perturbation=Perturbation(**pert), progress=False, **REFERENCE_FNS)  # fmt: skip
     h = result.history
@@ -177,6 +233,35 @@ def write(runs: list[dict]) -> None:
         print(f"{path.relative_to(ROOT)}: {len(part)} runs, scores {doc['scores']}")
 
 
+def _after(job: tuple[str, str]) -> tuple[str, str, dict]:
+    name, key = job
+    r = _one(name, key)
+    diagnose, _ = reference_diagnose()
+    labels = {f["label"]: f["step"] for f in diagnose(load_log(r["log"]))}
+    return name, key, {"labels": dict(sorted(labels.items())),
+                       "config_hash": r["passport"]["config_hash"]}  # fmt: skip
+
+
+def interventions(jobs: int) -> int:
+    """Each run that shows a label, rerun once per intervention that changes its config: ``after``
+    {intervention: {"labels", "config_hash"}} in its record (the logs are not kept)."""
+    assert set(APPLY) == set(INTERVENTIONS), "helpers.clinic.INTERVENTIONS and APPLY disagree"
+    runs = [r for p in (VISIBLE, HELDOUT) for r in json.loads(p.read_text())["runs"]]
+    todo = [(r["name"], key) for r in runs if r["labels"] for key in APPLY
+            if APPLY[key](*RUNS[r["name"]][2:]) is not None]  # fmt: skip
+    print(f"{len(todo)} counterfactual runs on {jobs} processes")
+    after: dict[str, dict] = {}
+    with ProcessPoolExecutor(jobs) as ex:
+        for name, key, res in ex.map(_after, todo):
+            after.setdefault(name, {})[key] = res
+            print(f"  {name:>16} + {key:<16} -> {res['labels'] or 'none'}", flush=True)
+    for r in runs:
+        if r["labels"]:
+            r["after"] = dict(sorted(after[r["name"]].items()))
+    write(runs)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -185,11 +270,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--relabel", action="store_true", help="rewrite labels and scores from the committed logs"
     )
+    ap.add_argument(
+        "--interventions",
+        action="store_true",
+        help="rerun every run that shows a label once per intervention; store the labels after",
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument(
         "--only", nargs="+", metavar="NAME", help="rerun these runs, keep the others as committed"
     )
     args = ap.parse_args(argv)
+    if args.interventions:
+        return interventions(args.jobs)
     if args.check or args.relabel:
         docs = {p: json.loads(p.read_text()) for p in (VISIBLE, HELDOUT)}
         runs = [r for d in docs.values() for r in d["runs"]]

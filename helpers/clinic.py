@@ -32,9 +32,21 @@ LABELS = ("entropy_collapse", "kl_blowup", "stale_rollouts", "reward_hacking",
 """The clinic's fixed vocabulary: one label per pathology the lesson defines."""
 WINDOW = 5
 """Steps in the trailing window (and in the baseline at the start) of every definition."""
+INTERVENTIONS = {
+    "lower_lr": ("the RL learning rate divided by 3", "slower progress per step; more steps to the same reward"),
+    "one_epoch": ("one update epoch per rollout batch (no reuse)", "more generation per update"),
+    "kl_penalty": ("a KL term to the reference, beta raised by 0.1", "the policy may move less far; one more coefficient to tune"),
+    "larger_groups": ("twice as many completions per prompt (G)", "twice the generation per step"),
+    "patch_verifier": ("the verifier scores correctness again (its default weights)", "a stricter verifier to build and audit"),
+    "repair_verifier": ("the verifier service stops failing calls", "engineering time; the steps trained during the fault are spent"),
+}  # fmt: skip
+"""The clinic's interventions: key -> (what it changes in the lab run, what it costs). Each clinic
+run that shows a label was rerun once per intervention that changes its config (``after`` in its
+record: the labels the rerun shows)."""
 
 __all__ = [
     "CLINIC_RUNS",
+    "INTERVENTIONS",
     "LABELS",
     "WINDOW",
     "load_clinic_runs",

@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             todo = random.Random(args.seed).sample(todo, min(args.sample, len(todo)))
         t0 = time.time()
         grade(lesson, todo)
-        problems = apply_equivalents(lesson, todo, complete=todo is ms)
+        problems = apply_equivalents(lesson, todo, complete=todo is ms and not args.function)
         for p in problems:
             print(p, file=sys.stderr)
         bad += len(problems)

@@ -22,8 +22,9 @@
 #    what it can and cannot show;
 # 6. assemble a four-group dashboard and write stopping criteria before a run starts.
 # 7. diagnose a run from its log by fixed definitions (entropy collapse, KL blow-up, stale rollouts,
-#    reward hacking, signal starvation, verifier failure), at the first step the evidence exists, and
-#    apply a stopping rule declared before the run.
+#    reward hacking, signal starvation, verifier failure), at the first step the evidence exists,
+#    apply a stopping rule declared before the run, and choose an intervention from counterfactual
+#    reruns, side effects included.
 #
 # **Conventions used throughout.** $N$ responses, $T$ token positions, $V$ vocabulary entries;
 # `mask` is $(N, T)$ with 1 on active (completion) tokens and 0 on padding. Entropies are in nats
@@ -54,8 +55,8 @@ import helpers
 from helpers import selfcheck
 from helpers.figures import quote
 from helpers.diagnostics import Dashboard, Rollout, diversity, peak_memory_mb, summarize, warnings
-from helpers.clinic import (CLINIC_RUNS, LABELS, WINDOW, load_clinic_runs, load_log, mean_f1,
-                            single_metric_baseline)
+from helpers.clinic import (CLINIC_RUNS, INTERVENTIONS, LABELS, WINDOW, load_clinic_runs, load_log,
+                            mean_f1, single_metric_baseline)
 from helpers.gru_lab import SMOKE_HISTORY, failure_pattern
 from helpers.plots import plot_dashboard, plot_history
 
@@ -1400,9 +1401,9 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 #
 # **The definitions.** A label is visible at step $t$ when its condition holds at $t$; a finding reports
 # the first such step. $\bar x_t$ is the mean of key $x$ over the trailing window of the last $W = 5$
-# steps up to and including $t$ (NaN entries ignored; a window of NaN only is NaN, and any comparison
-# with NaN is false); $x_0$ is the same mean over the first $W$ steps (the run's start). No rule is
-# evaluated before a full window exists, so the earliest possible finding is step 5. An evaluation
+# entries of the log up to and including step $t$, whatever their step numbers (NaN entries ignored; a window of NaN only is NaN, and any comparison
+# with NaN is false); $x_0$ is the same mean over the first $W$ entries (the run's start). No rule is
+# evaluated before a full window exists, so the earliest possible finding is the fifth logged step. An evaluation
 # belongs to step $t$ when it was made at or before $t$ (`eval_step` $\le t$).
 #
 # | label | condition at step $t$ | keys read |
@@ -1487,7 +1488,7 @@ print("against the induced pathologies: the table",
 # thresholds one metric per label does not pass. `helpers.clinic.single_metric_baseline` is that
 # function (each label from the first half of its definition alone); on the runs you have it scores a
 # mean per-label F1 of 0.84<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by
-# construction, and it loses the precision, steps and contract cells.
+# construction, and it fails all four cells.
 #
 # That 1 only says the grader's labels are the table's. Scored instead against what was induced,
 # counting every other label as a false alarm, the table gets
@@ -1506,9 +1507,9 @@ def diagnose(log):
     Returns a list of findings, at most one per label, each a dict
     {"label": str (one of LABELS), "step": int (the first step number at which the
     definition holds), "metrics": list of the log keys the definition reads}; order is free.
-    A window is the last WINDOW steps up to and including step t, its mean ignores NaN
+    A window is the last WINDOW entries up to and including step t, its mean ignores NaN
     (a window of NaN only is NaN, and a comparison with NaN is false); the baseline of a key is the
-    mean of its first WINDOW steps; no rule is evaluated before a full window exists, and a
+    mean of its first WINDOW entries; no rule is evaluated before a full window exists, and a
     rule whose keys are missing from the log is never evaluated. An evaluation belongs to step t
     when its eval_step <= t. Nothing after step t is read to decide step t.
     A healthy run (no definition holds) gets no finding.
@@ -1637,7 +1638,7 @@ def should_stop(log, rule):
     The key is looked up in log["steps"] first, then in log["evals"] ("step" and "eval_step" are
     not values; the part read must hold them). For a step key the value at step t is the
     trailing-window mean of the table of
-    9.4.6 (WINDOW steps up to t, NaN ignored), with a value from the first full window on; for an
+    9.4.6 (WINDOW entries up to t, NaN ignored), with a value from the first full window on; for an
     evaluation key it is the number evaluated at that eval_step.
     "when": "above" (value > threshold), "below" (value < threshold), "drop_from_best" (value <
     (1 - threshold) * the largest value so far, this one included), "rise_from_start" (value >
@@ -1711,6 +1712,107 @@ else:
 declared = {"key": "heldout_pass@4", "when": "drop_from_best", "threshold": 0.15}  # written first
 for r in load_clinic_runs():
     print(f"{r['name']:>16}: stops at {should_stop(r['log'], declared)}, labels {sorted(r['labels']) or 'none'}")
+
+# %% [markdown]
+# ### Graded: what to do about it
+#
+# A diagnosis names a problem; it does not say which change fixes it, or what else that change
+# does. The course reran every clinic run that shows a label once per intervention of
+# `helpers.clinic.INTERVENTIONS` that changes its settings: the same run from the same seed, with
+# that one thing done differently (a counterfactual, cleaner than practice, where you would restart
+# from a checkpoint). Each record's `after` holds the labels the rerun shows.
+#
+# | intervention | what changes in the lab | what it costs |
+# |---|---|---|
+# | `lower_lr` | the RL learning rate divided by 3 | slower progress per step |
+# | `one_epoch` | one update epoch per rollout batch (no reuse) | more generation per update |
+# | `kl_penalty` | a KL term to the reference, $\beta$ raised by 0.1 | the policy may move less far; one more coefficient |
+# | `larger_groups` | twice as many completions per prompt ($G$) | twice the generation per step |
+# | `patch_verifier` | the verifier scores correctness again | a stricter verifier to build and audit |
+# | `repair_verifier` | the verifier service stops failing calls | engineering time; the steps trained during the fault are spent |
+#
+# Read the evidence with three words. An intervention **fixes** a label the run shows when the rerun
+# does not show it, **delays** it when the rerun shows it at least $W$ steps later, and **harms** when
+# the rerun shows a label the run did not. It is **acceptable** when it fixes at least one label and
+# harms none. `choose_intervention(labels, after)` returns the acceptable intervention with the most
+# fixes, then the most delays, then the first in the order of `INTERVENTIONS` (a fixed tie-break),
+# or `None` when none is acceptable.
+
+
+# %% [solution] id=choose_intervention
+def choose_intervention(labels, after):
+    """The intervention a clinic run's counterfactual evidence supports, or None.
+
+    labels: {label: onset step}, what the run shows (the record's "labels").
+    after: {intervention key: {"labels": {label: onset step}, ...}}, the same run rerun with that
+    one intervention (the record's "after"; other keys of each entry are ignored).
+    An intervention fixes a label of `labels` that its rerun does not show, delays one that the rerun
+    shows at least WINDOW steps later, and harms when the rerun shows a label `labels` lacks.
+    Acceptable: at least one fix and no harm. Returns the key (str) of the acceptable intervention
+    with the most fixes, then the most delays, then the earliest in the order of INTERVENTIONS (keys
+    not in INTERVENTIONS are never chosen); None when none is acceptable, or `labels` is empty.
+    The arguments are not modified.
+    """
+    ### BEGIN SOLUTION
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and later[lab] >= labels[lab] + WINDOW for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        score = (fixes, delays, -rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best
+    ### END SOLUTION
+
+
+# %% [tests] id=test_choose_intervention points=3
+_runs = {_r["name"]: _r for _r in load_clinic_runs()}
+_chosen = {"smoke": "one_epoch", "kl_blowup": "one_epoch", "stale": "one_epoch", "hack": "kl_penalty",
+           "easy_prompts": None, "verifier_fault": "repair_verifier"}
+for _name, _want in _chosen.items():
+    _got = choose_intervention(_runs[_name]["labels"], _runs[_name]["after"])
+    assert _got == _want, f"run {_name!r}: the evidence supports {_want!r}, you chose {_got!r}"
+assert choose_intervention({}, {}) is None, "a run that shows nothing needs no intervention"
+_two = {"lower_lr": {"labels": {"kl_blowup": 30}}, "one_epoch": {"labels": {}}}
+assert choose_intervention({"kl_blowup": 10, "stale_rollouts": 5}, _two) == "one_epoch", (
+    "one_epoch fixes both labels, lower_lr one (and delays the other): the most fixes win"
+)
+_harm = {"lower_lr": {"labels": {"entropy_collapse": 20}}}
+assert choose_intervention({"kl_blowup": 10}, _harm) is None, (
+    "lower_lr fixes kl_blowup but the rerun shows a new label: not acceptable"
+)
+
+# %%
+print(f"{'run':>16} | {'intervention':<16} | fixes, delays, harms -> chosen")
+for r in load_clinic_runs():
+    if not r["labels"]:
+        continue
+    for key, res in r["after"].items():
+        later = res["labels"]
+        fixed = sorted(set(r["labels"]) - set(later))
+        delayed = sorted(l for l in r["labels"] if l in later and later[l] >= r["labels"][l] + WINDOW)
+        harmed = sorted(set(later) - set(r["labels"]))
+        print(f"{r['name']:>16} | {key:<16} | {fixed or '-'}, {delayed or '-'}, {harmed or '-'}")
+    print(f"{'':>16}   chosen: {choose_intervention(r['labels'], r['after'])}")
+_hack = clinic["hack"]
+assert "reward_hacking" not in _hack["after"]["patch_verifier"]["labels"]
+assert set(_hack["after"]["patch_verifier"]["labels"]) - set(_hack["labels"])  # fixed, with a side effect
+assert all("signal_starvation" in res["labels"] for res in clinic["easy_prompts"]["after"].values())
+
+# %% [markdown]
+# What the table shows. Patching `hack`'s verifier does end the hack, but the rerun then collapses
+# like the smoke profile it runs on: a fix can expose the next problem, and the rule above calls that
+# harm. The KL term ends the hack without it. No intervention in the menu ends `easy_prompts`'
+# starvation: its prompts are too easy for this model, and the fix (harder prompts: move the
+# difficulty band, lesson 9.3) is a change of data the lab's menu does not offer. Each rerun is one
+# seed, so a fix seen here is evidence about this run, not a law; the held-out runs the grader uses
+# disagree with the visible ones in places.
 
 # %% [markdown]
 # ## Assessment
@@ -1862,3 +1964,6 @@ selfcheck.numeric(
 # - A diagnosis is a definition applied to a log: name the keys, the window and the threshold, and pair
 #   a metric that also moves in healthy runs (entropy, reward) with one that does not (held-out pass@k,
 #   an audit of correctness). A finding is dated by the first step its evidence exists.
+# - An intervention is chosen from evidence: rerun with one change, count what it fixes, delays and
+#   harms. Some fixes have side effects (a patched verifier lets the run's other problems show), and
+#   some runs have no fix in the menu at all.

@@ -914,6 +914,195 @@ def length_by_bucket(lengths, rewards, edges):
     return mean, count
 
 
+# %% bug choose_intervention: harms ignored (a rerun with a new label is still acceptable)
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and later[lab] >= labels[lab] + WINDOW for lab in labels)
+        if fixes == 0:
+            continue
+        score = (fixes, delays, -rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best
+
+
+# %% bug choose_intervention: a delay needs more than WINDOW steps (> instead of >=)
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and later[lab] > labels[lab] + WINDOW for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        score = (fixes, delays, -rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best
+
+
+# %% bug choose_intervention: ties go to the last intervention in INTERVENTIONS, not the first
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and later[lab] >= labels[lab] + WINDOW for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        score = (fixes, delays, rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best
+
+
+# %% bug choose_intervention: the first acceptable intervention in order, not the one with the most fixes
+def choose_intervention(labels, after):
+    best = None
+    for key in INTERVENTIONS:
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        return key
+    return best
+
+
+# %% bug choose_intervention: delays ignored: fixes, then the order
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        score = (fixes, -rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best
+
+
+# %% bug choose_intervention: any later onset counts as a delay (one step later is enough)
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and later[lab] > labels[lab] for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        score = (fixes, delays, -rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best
+
+
+# %% bug choose_intervention: "none" returned when nothing is acceptable instead of None
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and later[lab] >= labels[lab] + WINDOW for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        score = (fixes, delays, -rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best if best is not None else "none"
+
+
+# %% bug choose_intervention: the delay measured the wrong way round (an earlier onset in the rerun counts as a delay)
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for rank, key in enumerate(INTERVENTIONS):
+        if key not in after:
+            continue
+        later = after[key]["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and labels[lab] >= later[lab] + WINDOW for lab in labels)
+        harms = any(lab not in labels for lab in later)
+        if fixes == 0 or harms:
+            continue
+        score = (fixes, delays, -rank)
+        if best_score is None or score > best_score:
+            best, best_score = key, score
+    return best
+
+
+# %% bug choose_intervention: walks after in its own order (ties by the evidence's order) and accepts keys outside INTERVENTIONS
+def choose_intervention(labels, after):
+    best, best_score = None, None
+    for key, entry in after.items():
+        later = entry["labels"]
+        fixes = sum(lab not in later for lab in labels)
+        delays = sum(lab in later and later[lab] >= labels[lab] + WINDOW for lab in labels)
+        if fixes == 0 or any(lab not in labels for lab in later):
+            continue
+        if best_score is None or (fixes, delays) > best_score:
+            best, best_score = key, (fixes, delays)
+    return best
+
+
+# %% valid choose_intervention: the candidates as tuples, max with a key (order by a negated index)
+def choose_intervention(labels, after):
+    order = list(INTERVENTIONS)
+    candidates = []
+    for key, entry in after.items():
+        if key not in INTERVENTIONS:
+            continue
+        later = set(entry["labels"])
+        fixed = set(labels) - later
+        if not fixed or later - set(labels):
+            continue
+        delayed = [
+            lab for lab in set(labels) & later if entry["labels"][lab] - labels[lab] >= WINDOW
+        ]
+        candidates.append((len(fixed), len(delayed), -order.index(key), key))
+    return max(candidates)[3] if candidates else None
+
+
+# %% valid choose_intervention: a stable sort on the tie-break, then on the counts
+def choose_intervention(labels, after):
+    rows = []
+    for key in INTERVENTIONS:
+        if key in after:
+            later = after[key]["labels"]
+            if any(lab not in labels for lab in later):
+                continue
+            fixes = len([lab for lab in labels if lab not in later])
+            delays = len(
+                [lab for lab in labels if lab in later and later[lab] - WINDOW >= labels[lab]]
+            )
+            if fixes:
+                rows.append((key, fixes, delays))
+    rows.sort(key=lambda r: (r[1], r[2]), reverse=True)  # stable: INTERVENTIONS order among ties
+    return rows[0][0] if rows else None
+
+
 # %% equivalent masked_token_entropy: bb8938bf32 np.where(finite, logp, 0.0) -> np.where(finite, logp, 1.0)
 # The inner where only keeps p * logp finite where logp is -inf (p = 0 there); the outer
 # np.where(finite, ..., 0.0) replaces exactly those entries by 0.0 whatever the inner value was, so
@@ -2261,6 +2450,72 @@ def diagnose(log):
     ### END SOLUTION
 
 
+# %% bug diagnose: each evaluation given to the last logged step at or before it (with a gap in the steps, an evaluation made after step t is read at t)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = np.searchsorted(steps["step"], evals["eval_step"], "right") - 1 <= t
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+    ### END SOLUTION
+
+
 # %% bug should_stop: patience counts every point where the condition held, not consecutive ones
 def should_stop(log, rule):
     steps, evals = log.get("steps", {}), log.get("evals", {})
@@ -2595,3 +2850,13 @@ def should_stop(log, rule):
 # %% equivalent should_stop: 68a27cc4f6 run >= patience -> run == patience
 # run grows by one per point from 0 and the function returns the first time it reaches patience
 # (an int >= 1, validated), so it is never above it.
+# %% equivalent choose_intervention: 43d2aa0f16 fixes == 0 -> fixes <= 0
+# fixes is a count of labels, never negative.
+# %% equivalent choose_intervention: 205638bc41 score > best_score -> score >= best_score
+# Two scores are never equal: their last entry, -rank, differs for every key.
+# %% equivalent choose_intervention: 084ecae4b4 -rank -> ~rank
+# ~rank is -rank - 1: the same order among keys.
+# %% equivalent choose_intervention: 1c4509c5f1 -rank -> not rank
+# The keys are visited in the order of INTERVENTIONS and a later key replaces the best only with a
+# strictly larger score, so among equal (fixes, delays) the earliest key already wins: the rank
+# term (negated, or as not rank, which favours rank 0, the earliest too) never changes the choice.

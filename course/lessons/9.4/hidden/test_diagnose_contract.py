@@ -115,8 +115,8 @@ for _name, _log in _held[:6]:
 # contract: generated, step-numbers, evals-at-step, parse-failures, nan
 # generated logs that the clinic's runs never show: step numbers that start anywhere and skip,
 # evaluations made exactly at a step and between steps (the first one often after the first full
-# window: before it no evaluation belongs to a step), a held-out curve that rises and then
-# falls, parse failures without verifier errors, NaN in one clip key and not the other; every
+# window: before it no evaluation belongs to a step), a held-out curve that wanders (a random
+# walk, up and down), parse failures without verifier errors, NaN in one clip key and not the other; every
 # finding (label and step) must be the course's
 _rng = np.random.default_rng(9408)
 
@@ -188,6 +188,13 @@ _at = {
 assert _by_label(diagnose(_at)) == {"entropy_collapse": 12}, (
     "an evaluation at step 12 is seen at 12"
 )
+# steps that skip: an evaluation made at step 12 belongs to the first logged step at or after it
+# (13 here), never to the step logged before it
+_gap = {
+    "steps": {"step": list(range(1, 11)) + list(range(13, 21)), "entropy": [1.0] * 5 + [0.2] * 13},
+    "evals": {"eval_step": [0, 12], "heldout_pass@4": [1.0, 0.5]},
+}
+assert _by_label(diagnose(_gap)) == {"entropy_collapse": 13}, "an evaluation at 12 is seen at 13"
 # the latest evaluation decides, not any earlier one: a dip at step 3 that recovered by step 8 is not
 # a drop when the entropy halves at step 9
 _at["evals"] = {"eval_step": [0, 3, 8], "heldout_pass@4": [1.0, 0.5, 1.0]}

@@ -141,6 +141,8 @@ assert (
     should_stop(_both, {"key": "y", "when": "above", "threshold": 1, "patience": np.int64(2)})
     == WINDOW + 1
 )
+# NumPy scalars count as thresholds (a value read from an array is one)
+assert should_stop(_both, {"key": "y", "when": "above", "threshold": np.float32(1.0)}) == WINDOW
 # contract: causal, no-modify
 # on a prefix of the log the rule fires at the same step, if that step is in the prefix
 for _name, _log in _held[:8]:
