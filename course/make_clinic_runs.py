@@ -115,7 +115,11 @@ def _lower_lr(c: dict, q: dict):
 
 
 def _one_epoch(c: dict, q: dict):
-    return (c | {"num_iterations": 1}, q) if c.get("num_iterations", _default("num_iterations")) > 1 else None
+    return (
+        (c | {"num_iterations": 1}, q)
+        if c.get("num_iterations", _default("num_iterations")) > 1
+        else None
+    )
 
 
 def _kl_penalty(c: dict, q: dict):
@@ -132,9 +136,11 @@ def _patch_verifier(c: dict, q: dict):
 
 
 def _repair_verifier(c: dict, q: dict):
-    return (c, {k: v for k, v in q.items() if not k.startswith("verifier_fault")}) if q.get(
-        "verifier_fault_rate", 0.0
-    ) > 0 else None
+    return (
+        (c, {k: v for k, v in q.items() if not k.startswith("verifier_fault")})
+        if q.get("verifier_fault_rate", 0.0) > 0
+        else None
+    )
 
 
 # each of helpers.clinic.INTERVENTIONS as a change to a run's (profile changes, perturbation): the
