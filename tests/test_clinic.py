@@ -376,3 +376,46 @@ def test_one_counterfactual_regenerates_with_its_settings_and_what_it_shows():
     old = next(r for r in VISIBLE if r["name"] == name)["after"][key]
     assert res["config_hash"] == old["config_hash"]
     assert res["labels"] == {} == old["labels"]
+
+
+def test_the_prose_about_the_reruns_is_what_the_records_show():
+    """Lesson 9.4.6 and INSTRUCTOR.md: the KL term ends the visible hack but not the held-out ones,
+    the patched verifier ends every hack with a collapse; h_stale_1 is a tie of two full fixes with
+    six reuse epochs; an accepted choice can leave (h_stale_fault) or advance (h_hack_2) a problem."""
+    by = {r["name"]: r for r in RUNS}
+    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    assert "reward_hacking" not in by["hack"]["after"]["kl_penalty"]["labels"]
+    for name in ("h_hack_1", "h_hack_2"):
+        assert "reward_hacking" in by[name]["after"]["kl_penalty"]["labels"], name
+    for name in ("hack", "h_hack_1", "h_hack_2"):
+        after = by[name]["after"]["patch_verifier"]["labels"]
+        assert "reward_hacking" not in after and "entropy_collapse" in after, name
+    s1 = by["h_stale_1"]
+    assert s1["after"]["lower_lr"]["labels"] == s1["after"]["one_epoch"]["labels"] == {}
+    reuse = gen.RUNS["h_stale_1"][2]["num_iterations"]
+    assert {6: "six"}[reuse] + " times" in text
+    assert "verifier_failure" in by["h_stale_fault"]["after"]["one_epoch"]["labels"]
+    old, new = (
+        by["h_hack_2"]["labels"]["reward_hacking"],
+        by["h_hack_2"]["after"]["kl_penalty"]["labels"]["reward_hacking"],
+    )
+    assert f"moves the hack from step {old} to {new}" in text
+
+
+def test_each_intervention_sets_the_value_its_menu_names():
+    from helpers.gru_lab import LabProfile
+
+    base = LabProfile()
+    for name, (_, _, changes, pert) in gen.RUNS.items():
+        get = {k: changes.get(k, getattr(base, k)) for k in vars(base)}
+        out = {k: f(changes, pert) for k, f in gen.APPLY.items()}
+        assert out["lower_lr"][0]["lr"] == get["lr"] / 3, name
+        assert out["kl_penalty"][0]["kl_coef"] == get["kl_coef"] + 0.1, name
+        assert out["larger_groups"][0]["group_size"] == 2 * get["group_size"], name
+        if out["one_epoch"] is not None:
+            assert out["one_epoch"][0]["num_iterations"] == 1, name
+        if out["patch_verifier"] is not None:
+            for k in ("w_correct", "w_consistent", "w_format"):
+                assert out["patch_verifier"][0][k] == getattr(base, k), name
+        if out["repair_verifier"] is not None:
+            assert not any(k.startswith("verifier_fault") for k in out["repair_verifier"][1]), name

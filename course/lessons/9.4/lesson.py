@@ -1396,8 +1396,9 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # its log, which is never less than what was induced: the generator fails otherwise. A label is
 # therefore a fact about the log, not a verdict on the cause. In a run that reuses each batch for
 # several epochs the ratios clip most in the first steps, so in these runs `stale_rollouts` shows
-# from step 5, the first full window, in exactly the runs with more than one epoch: here the
-# definition tells reuse from none, not mild staleness from severe.
+# from step 5, the first full window, in exactly the runs with more than one epoch: in these runs
+# the definition tells reuse from none, not mild staleness from severe (a rerun with a lower
+# learning rate can reuse each batch six times without it).
 #
 # **The definitions.** A label is visible at step $t$ when its condition holds at $t$; a finding reports
 # the first such step. $\bar x_t$ is the mean of key $x$ over the trailing window of the last $W = 5$
@@ -1803,12 +1804,16 @@ for r in load_clinic_runs():
 _hack = clinic["hack"]
 assert "reward_hacking" not in _hack["after"]["patch_verifier"]["labels"]
 assert set(_hack["after"]["patch_verifier"]["labels"]) - set(_hack["labels"])  # fixed, with a side effect
+assert set(_hack["after"]["kl_penalty"]["labels"]) <= set(_hack["labels"]) - {"reward_hacking"}
 assert all("signal_starvation" in res["labels"] for res in clinic["easy_prompts"]["after"].values())
 
 # %% [markdown]
 # What the table shows. Patching `hack`'s verifier does end the hack, but the rerun then collapses
 # like the smoke profile it runs on: a fix can expose the next problem, and the rule above calls that
-# harm. The KL term ends the hack without it. No intervention in the menu ends `easy_prompts`'
+# harm. The KL term ends the hack without it, here; on the grader's other seeds it does not, while
+# the patched verifier ends the hack on every seed, each time with a collapse. The rule also counts
+# only new labels as harm: a label that comes earlier in the rerun is not counted against the
+# intervention, so a choice can leave a problem in place, or bring it forward. No intervention in the menu ends `easy_prompts`'
 # starvation: its prompts are too easy for this model, and the fix (harder prompts: move the
 # difficulty band, lesson 9.3) is a change of data the lab's menu does not offer. Each rerun is one
 # seed, so a fix seen here is evidence about this run, not a law; the held-out runs the grader uses
