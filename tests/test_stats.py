@@ -102,3 +102,89 @@ def test_paired_endpoints_solve_tangos_score_equation_and_no_change_is_not_certa
     assert _tango_z(d.high, 100, 8, 12) == pytest.approx(-Z95, abs=1e-6)
     same = paired_difference([1, 0] * 50, [1, 0] * 50)
     assert same.high == pytest.approx(Z95**2 / (100 + Z95**2), abs=1e-6)  # not a zero-width [0, 0]
+
+
+# --- Published values -------------------------------------------------------------------------
+# The tests above check the intervals against their own score equations; these pin them to numbers
+# printed by independent sources, compared to within half a unit of the last printed digit.
+
+
+# Newcombe RG (1998), "Two-sided confidence intervals for the single proportion: comparison of
+# seven methods", Statistics in Medicine 17:857-872, Table I, method 3 (score interval without
+# continuity correction), 95%. The last row is from the R package contingencytables (Fagerland,
+# Lydersen & Laake), github.com/ocbe-uio/contingencytables, tests/testthat/test-ch2.R (commit
+# b1fde68): Wilson_score_CI_1x2(ligarden_2010) prints "0.8125 (95% CI 0.5699 to 0.9341)", with
+# ligarden_2010 = c(X = 13, n = 16) in R/datasets.R.
+@pytest.mark.parametrize(
+    "k, n, low, high",
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0000, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+        (13, 16, 0.5699, 0.9341),
+    ],
+)
+def test_wilson_matches_published_intervals(k, n, low, high):
+    assert wilson_interval(k, n) == (pytest.approx(low, abs=5e-5), pytest.approx(high, abs=5e-5))
+
+
+def _paired_table(n11, n12, n21, n22):
+    """Per-prompt outcomes for the paired 2x2 table [[n11, n12], [n21, n22]]: the row variable is
+    ``before``, the column variable ``after`` (n12: right before, wrong after, i.e. lost; n21:
+    wrong before, right after, i.e. gained)."""
+    before = [1] * n11 + [1] * n12 + [0] * n21 + [0] * n22
+    after = [1] * n11 + [0] * n12 + [1] * n21 + [0] * n22
+    return before, after
+
+
+Z90 = 1.6448536269514722  # the 0.95 quantile of the standard normal: a 90% interval
+
+# Each source reports delta = pi_1+ - pi_+1 = (n12 - n21) / N, the ROW proportion minus the COLUMN
+# proportion, i.e. before - after here; paired_difference reports after - before, so the published
+# (estimate, L, U) must come back as (-estimate, -U, -L). decimals: the published rounding.
+#  - contingencytables (Fagerland, Lydersen & Laake, "Statistical Analysis of Contingency Tables",
+#    2017), github.com/ocbe-uio/contingencytables, tests/testthat/test-ch8.R (commit b1fde68),
+#    Tango_asymptotic_score_CI_paired_2x2:
+#      cavo_2012 = rbind(c(59, 6), c(16, 80)) (R/datasets.R; complete response before and after
+#        consolidation therapy, Cavo et al. 2012) -> "estimate = -0.0621 (95% CI -0.1240 to -0.0054)"
+#      matrix(c(0, 0, 3, 0), 2), column-major, i.e. n12 = 3 -> "1.0000 (95% CI -0.1230 to 1.0000)"
+#      matrix(c(0, 3, 0, 0), 2), i.e. n21 = 3 -> "-1.0000 (95% CI -1.0000 to 0.1230)"
+#  - ratesci (P. Laud), github.com/PeteLaud/ratesci, tests/testthat/test3.R, test "legacy & new
+#    methods match published examples" (added in commit dae1df8, Feb 2018, when pairbinci's RD
+#    interval was Tango's score interval), pairbinci(x = c(a, b, c, d)) with b = n12, c = n21:
+#      "paired methods examples from Fagerland et al 2014" (Stat Med 33:2850-2875; airway
+#        hyper-responsiveness before and after stem cell transplantation, Bentur et al. 2009, also
+#        contingencytables' bentur_2009): c(1, 1, 7, 12) -> (-0.517, -0.026)
+#      "paired methods examples from Agresti & Min 2005" (Stat Med 24:729-740):
+#        c(53, 16, 8, 9) -> (-0.020, 0.207)
+#      under the heading "Tango" (no paper named there; pairbinci cites Tango 1998, Stat Med
+#        17:891-908, and Tango 1999, Stat Med 18:3511-3513; the papers' own tables were not checked):
+#        c(4, 9, 3, 16) -> (-0.027, 0.390); c(43, 0, 1, 0) at level 0.90 -> (-0.096, 0.037)
+PUBLISHED_TANGO = [
+    pytest.param((59, 6, 16, 80), Z95, -0.1240, -0.0054, 4, id="contingencytables-cavo_2012"),
+    pytest.param((0, 3, 0, 0), Z95, -0.1230, 1.0000, 4, id="contingencytables-n12=3"),
+    pytest.param((0, 0, 3, 0), Z95, -1.0000, 0.1230, 4, id="contingencytables-n21=3"),
+    pytest.param((1, 1, 7, 12), Z95, -0.517, -0.026, 3, id="ratesci-Fagerland2014-bentur"),
+    pytest.param((53, 16, 8, 9), Z95, -0.020, 0.207, 3, id="ratesci-AgrestiMin2005"),
+    pytest.param((4, 9, 3, 16), Z95, -0.027, 0.390, 3, id="ratesci-Tango-4-9-3-16"),
+    pytest.param((43, 0, 1, 0), Z90, -0.096, 0.037, 3, id="ratesci-Tango-43-0-1-0-90pct"),
+]
+
+
+@pytest.mark.parametrize("table, z, pub_low, pub_high, decimals", PUBLISHED_TANGO)
+def test_paired_interval_matches_published_tango_intervals(table, z, pub_low, pub_high, decimals):
+    n11, n12, n21, n22 = table
+    d = paired_difference(*_paired_table(*table), z=z)
+    n = n11 + n12 + n21 + n22
+    assert (d.n, d.gained, d.lost) == (n, n21, n12)
+    assert d.diff == pytest.approx(-(n12 - n21) / n, abs=1e-12)  # after - before = -(published)
+    tol = 0.5 * 10**-decimals + 1e-9
+    assert d.low == pytest.approx(-pub_high, abs=tol)
+    assert d.high == pytest.approx(-pub_low, abs=tol)
+
+
+def test_published_cavo_estimate_is_the_negated_difference():
+    # contingencytables prints "estimate = -0.0621" for cavo_2012: before - after = (6 - 16) / 161.
+    d = paired_difference(*_paired_table(59, 6, 16, 80))
+    assert round(-d.diff, 4) == -0.0621 and d.excludes_zero
