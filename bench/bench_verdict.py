@@ -121,8 +121,8 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
         # Same helpers for both: the venv's own (this checkout's, an editable install), which is
         # what the sandboxed kernel imports; the base's copy would be mounted in its sandbox while
         # the kernel looks for this one (every cell of the base would fail on `import helpers`).
-        shutil.rmtree(old / "helpers")
         try:
+            shutil.rmtree(old / "helpers")
             codes = {"today": ROOT, "base": old}
             courses = {k: _course(tmp / f"grade-{k}", c, lessons) for k, c in codes.items()}
             rows, tot, cpu = [], {"today": 0.0, "base": 0.0}, {"today": 0.0, "base": 0.0}

@@ -91,8 +91,8 @@ LINKS = """
 import glob, os, socket
 from ipykernel.connect import get_connection_file
 _ipc = os.path.dirname(get_connection_file())
-for _p in glob.glob(os.path.join(_ipc, "k-*")):
-    os.rename(_p, _p + ".moved")
+for _p in glob.glob(os.path.join(_ipc, "k-*")) + glob.glob(os.path.join(_ipc, "course-*")):
+    os.rename(_p, _p + ".moved")  # the kernel's sockets, and the grading server bound at start
     os.symlink("HOSTSOCK_", _p)
 _bind = socket.socket.bind
 def _bind_aside(self, addr):
@@ -102,7 +102,8 @@ def _bind_aside(self, addr):
         return None
     return _bind(self, addr)
 socket.socket.bind = _bind_aside
-print("LINKED", sum(os.path.islink(p) for p in glob.glob(os.path.join(_ipc, "k-*"))))
+print("LINKED", sum(os.path.islink(p) for p in glob.glob(os.path.join(_ipc, "k-*"))),
+      sum(os.path.islink(p) for p in glob.glob(os.path.join(_ipc, "course-*"))))
 """
 
 
@@ -513,7 +514,6 @@ def unix_listener(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory, listener, unix_listener):
-    from course.grading import sandbox
 
     course = Course(tmp_path_factory.mktemp("attacked") / "course", [LESSON])
     course.release(LESSON)
@@ -526,11 +526,9 @@ def attacked(tmp_path_factory, listener, unix_listener):
         for k, v in fill.items():
             code = code.replace(k, v)
         subs[f"x_{name}"] = (_with_cell(code), full)
-    # the fork bomb's sleeping children hold the whole process cap, so its kernel cannot start the
-    # thread that serves the grader's calls: graded fail-closed, zero on every test cell
-    if sandbox.process_cap_binds():
-        subs["x_fork_bomb"] = (subs["x_fork_bomb"][0],
-                               S.expected_points(LESSON, set(info.test_cells)))  # fmt: skip
+    # the fork bomb's sleeping children hold the whole process cap, and the memory bomb keeps what
+    # it could allocate, so neither kernel could start a thread after its notebook ran: the grading
+    # server's thread was started with the kernel, and both keep their honest marks (full)
     # its grading channel cannot be reached (a link is never connected to): fail-closed, zero
     subs["x_links"] = (subs["x_links"][0], S.expected_points(LESSON, set(info.test_cells)))
     for cell in subs["x_leak_hook"][0].cells:
@@ -615,7 +613,8 @@ def test_links_in_the_sandbox_reach_no_host_socket(attacked, unix_listener):
     course, *_ = attacked
     nb = nbformat.read(course.root / "autograded" / "x_links" / LESSON / f"{LESSON}.ipynb", 4)
     outs = [o for c in nb.cells for o in c.get("outputs", [])]
-    assert "LINKED 5" in "".join(o.get("text", "") for o in outs)  # all five names were links
+    # all five of the kernel's names and the grading server's socket were links
+    assert "LINKED 5 1" in "".join(o.get("text", "") for o in outs)
     errors = " ".join(o.get("evalue", "") for o in outs)
     assert "unable to serve them" in errors, errors[-1000:]  # the channel: a link, refused
     with pytest.raises(BlockingIOError):
@@ -637,7 +636,9 @@ def test_the_fork_bomb_stopped_at_the_process_cap(attacked):
     assert started and cap - 64 <= started[0] < cap, text[-2000:]
     errors = " ".join(o.get("evalue", "") for c in nbformat.read(nb, 4).cells
                       for o in c.get("outputs", []))  # fmt: skip
-    assert "unable to serve them" in errors, errors[-1000:]
+    # no thread could start after the bomb, yet the functions were graded (full marks: checked
+    # in test_honest_and_hostile_...): the grading server's thread started with the kernel
+    assert "unable to serve them" not in errors and "fork bomb" in errors, errors[-1000:]
 
 
 def test_tampering_inside_the_kernel_earns_nothing_the_bug_alone_does_not(attacked):
@@ -1080,9 +1081,10 @@ def test_open_socket_follows_no_link_at_any_folder_of_the_path(tmp_path, depth):
 
 def test_a_kernel_that_turns_its_sockets_into_links_is_reached_only_as_itself(tmp_path,
                                                                               unix_listener):  # fmt: skip
-    """A real sandboxed kernel runs the class run's links attacker; a new client made from the
-    grader's connection file still reaches the kernel (through the inodes the manager holds), the
-    grading channel is refused (its name is a link), and the host socket gets no connection."""
+    """A real sandboxed kernel, its grading server installed at its start as the grader does, runs
+    the class run's links attacker; a new client made from the grader's connection file still
+    reaches the kernel (through the inodes the manager holds), the grading channel is refused (the
+    server's name is now a link), and the host socket gets no connection."""
     import asyncio
 
     from jupyter_client import BlockingKernelClient
@@ -1097,11 +1099,12 @@ def test_a_kernel_that_turns_its_sockets_into_links_is_reached_only_as_itself(tm
         kc.load_connection_file()
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
+        server = boundary.install_server(km.connection_file, timeout=60)
         code = LINKS.replace("HOSTSOCK_", unix_listener.getsockname())
         out = []
         reply = kc.execute_interactive(code, timeout=60, output_hook=lambda m: out.append(
             m["content"].get("text", "")))  # fmt: skip
-        assert reply["content"]["status"] == "ok" and "LINKED 5" in "".join(out), out
+        assert reply["content"]["status"] == "ok" and "LINKED 5 1" in "".join(out), out
         kc.stop_channels()
         fresh = BlockingKernelClient(connection_file=km.connection_file)
         fresh.load_connection_file()
@@ -1113,7 +1116,7 @@ def test_a_kernel_that_turns_its_sockets_into_links_is_reached_only_as_itself(tm
         assert reply["content"]["status"] == "ok" and "42" in "".join(got), got
         fresh.stop_channels()
         with pytest.raises(boundary.ChannelError, match="not a socket"):
-            boundary.Channel(km.connection_file)
+            boundary.Channel(km.connection_file, timeout=20, server=server)
         with pytest.raises(BlockingIOError):
             unix_listener.accept()
     finally:

@@ -233,17 +233,19 @@ def warns(x):
 """
 
 
-def _kernel_channel(code: str, timeout: float, **kw):
-    """A real (unsandboxed) kernel that has run ``code``, and a channel into it."""
+def _kernel_channel(code: str, timeout: float, early: bool = False, **kw):
+    """A real (unsandboxed) kernel that has run ``code``, and a channel into it; ``early``: its
+    server installed before ``code`` ran, as the grader does (else after, as ``Channel`` alone)."""
     from jupyter_client.manager import start_new_kernel
 
-    from course.grading.boundary import Channel
+    from course.grading.boundary import Channel, install_server
 
     km, kc = start_new_kernel(kernel_name="python3", **kw)
     try:
+        server = install_server(km.connection_file, timeout=60) if early else None
         reply = kc.execute_interactive(code, timeout=120)
         assert reply["content"]["status"] == "ok", reply["content"]
-        ch = Channel(km.connection_file, timeout=timeout)
+        ch = Channel(km.connection_file, timeout=timeout, server=server)
         yield ch
         ch.close()
     finally:
@@ -253,7 +255,7 @@ def _kernel_channel(code: str, timeout: float, **kw):
 
 @pytest.fixture(scope="module")
 def channel():
-    yield from _kernel_channel(KERNEL_CODE, 20)
+    yield from _kernel_channel(KERNEL_CODE, 20, early=True)  # as the grader installs it
 
 
 def test_an_in_place_change_fails_the_call_leaves_the_callers_data_and_aliasing_is_kept(channel):
@@ -320,7 +322,7 @@ def test_a_waiting_verdict_without_a_request_ends_quietly(request_line):
 
 def test_a_waiting_verdict_grades_the_cells_its_request_names(channel):
     cells = list(trusted_tests("9.1"))[:2]
-    req = {"connection_file": channel.kc.connection_file, "cells": cells, "timeout": 20}
+    req = {"connection_file": channel.connection_file, "cells": cells, "timeout": 20}
     out = subprocess.run(WAIT, input=json.dumps(req) + "\n", capture_output=True, text=True,
                          cwd=ROOT, timeout=180)  # fmt: skip
     got = [json.loads(line) for line in out.stdout.splitlines()]
@@ -914,3 +916,73 @@ def test_the_threat_model_quotes_the_sandboxs_limits():
                    f"`tmp_mb` = {lim.tmp_mb}", f"`/dev/shm` is {lim.shm_mb} MiB",
                    f"the ipc folder {lim.ipc_kb} KiB", f"tmpfs of its own ({lim.ipc_kb} KiB)"):  # fmt: skip
         assert quoted in text, quoted
+
+
+THREADLESS = """
+import _thread, os, socket, struct, threading
+def _refuse(*a, **k):
+    raise RuntimeError("can't start new thread")
+_thread.start_new_thread = _refuse
+threading._start_new_thread = _refuse
+threading.Thread.start = lambda self: _refuse()
+socket.socket = struct.pack = struct.unpack = os.unlink = None  # what the server's thread uses
+def f(x):
+    return x + 1
+"""
+
+
+def test_a_server_installed_before_the_notebook_serves_a_kernel_that_cannot_start_threads():
+    """The class of notebooks that leave their kernel unable to start a thread (memory used up,
+    the thread budget spent, threading replaced): the grader installs the server as soon as the
+    kernel starts (``install_server``), so its thread exists before the notebook runs and the
+    functions are still graded; installing after the notebook (no ``server``) fails closed."""
+    from jupyter_client.manager import start_new_kernel
+
+    from course.grading.boundary import Channel, ChannelError, Remote, install_server
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        server = install_server(km.connection_file, timeout=60)
+        reply = kc.execute_interactive(THREADLESS, timeout=120)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        with pytest.raises(ChannelError, match="start new thread"):
+            Channel(km.connection_file, timeout=20)
+        name = server.rsplit("/", 1)[1]
+        wrong = [server.replace(name, "other-" + name[7:]), "/var/" + name, server + "x"]
+        for path in wrong:
+            with pytest.raises(ChannelError, match="not a grading server"):
+                Channel(km.connection_file, timeout=20, server=path)
+        ch = Channel(km.connection_file, timeout=20, server=server)
+        assert Remote(ch, "f")(41) == 42
+        ch.close()
+        with pytest.raises(ChannelError, match="could not be reached"):
+            Channel(km.connection_file, timeout=20, server=server)  # one connection per server
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_a_server_that_accepts_and_never_answers_fails_at_once(tmp_path):
+    """A notebook that breaks the server after it was installed (its thread stuck, its socket
+    held): the channel's first exchange (a ping) fails within its own short limit, so the cell
+    is failed closed at once rather than at each call's time limit, kernel after kernel."""
+    import secrets
+    import socket
+    import time
+
+    from course.grading.boundary import Channel, ChannelError
+
+    conn_file = tmp_path / "kernel.json"  # no kernel behind it: the errstate request times out
+    conn_file.write_text(json.dumps({"transport": "ipc", "ip": str(tmp_path / "k"),
+                                     "shell_port": 1, "key": "", "signature_scheme": "hmac-sha256"}))  # fmt: skip
+    path = str(tmp_path / f"course-{secrets.token_hex(6)}.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ChannelError, match="does not answer"):
+            Channel(str(conn_file), timeout=2, server=path)
+        assert time.monotonic() - t0 < 30  # the ping's limit (2 s) and the errstate's (2 s)
+    finally:
+        srv.close()

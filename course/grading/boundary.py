@@ -50,7 +50,17 @@ def _course_server_factory(wire_source):
     wire = types.ModuleType("course_wire")
     exec(compile(wire_source, "<course wire>", "exec"), wire.__dict__)
     shell = get_ipython()
-    errstate_at_install = np.geterr()  # the notebook's own np.seterr, unless a test sets one
+    errstate_at_install = np.geterr()
+    modes = ("ignore", "warn", "raise", "call", "print", "log")
+
+    def notebook_errstate():
+        # the notebook's own np.seterr, unless a test sets one: read in the kernel's main thread
+        # once the notebook has run (``ERRSTATE``, sent by the grader), else as it was here
+        st = shell.user_ns.get("__course_errstate__")
+        if (type(st) is dict and set(st) == set(errstate_at_install)
+                and all(type(v) is str and v in modes for v in st.values())):
+            return dict(st)
+        return errstate_at_install
 
     def aliases(result, args):
         found = []
@@ -150,6 +160,8 @@ def _course_server_factory(wire_source):
         for hid in req.get("x") or []:  # handles the trusted side no longer holds
             live.pop(hid, None)
         op = req.get("op", "call")
+        if op == "ping":  # the grader asks whether this server is alive before its first call
+            return wire.envelope(["ok", wire.encode(None), [], None, [], []])
         graded = op == "call"  # the student's graded function: its answer must be plain data
         if op == "call":
             fn = shell.user_ns.get(req["f"])
@@ -176,7 +188,7 @@ def _course_server_factory(wire_source):
                     before[k] = snapshot(a)
                 except Exception:
                     pass
-        err_state = req["e"] if req.get("e") is not None else errstate_at_install
+        err_state = req["e"] if req.get("e") is not None else notebook_errstate()
         with warnings.catch_warnings(record=True) as caught, np.errstate(**err_state), grad_mode(req):
             warnings.simplefilter("always")  # the caller's filters decide, on its side
             try:
@@ -232,8 +244,14 @@ def _course_server_factory(wire_source):
 
 def _course_listen(serve, path, limit, over):
     # One connection, length-prefixed messages: far cheaper per call than an execute_request.
-    import os, socket, struct, threading
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    # Installed before the notebook runs: everything the thread uses is taken now (the C socket
+    # type, struct's and os's functions), so a notebook that replaces a module's names later
+    # (socket.socket = None) does not stop it; whatever does stop it closes the connection, so
+    # the grader is told at once instead of waiting for an answer.
+    import _socket, os, struct, threading
+    sock, unlink, close_fd = _socket.socket, os.unlink, os.close
+    pack, unpack = struct.pack, struct.unpack
+    srv = sock(_socket.AF_UNIX, _socket.SOCK_STREAM)
     srv.bind(path)
     srv.listen(1)
 
@@ -247,21 +265,29 @@ def _course_listen(serve, path, limit, over):
         return data
 
     def loop():
-        conn, _ = srv.accept()
-        srv.close()
+        conn = fd = None
         try:
-            os.unlink(path)
-        except OSError:
-            pass
-        try:
+            fd, _ = srv._accept()
+            srv.close()
+            try:
+                unlink(path)
+            except OSError:
+                pass
+            conn = sock(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
+            fd = None
             while True:
-                (n,) = struct.unpack("!Q", recv(conn, 8))
+                (n,) = unpack("!Q", recv(conn, 8))
                 reply = serve(recv(conn, n).decode("ascii")).encode("ascii")
                 if len(reply) > limit:  # an answer the grader would refuse unread: say so
                     reply = over(len(reply)).encode("ascii")
-                conn.sendall(struct.pack("!Q", len(reply)) + reply)
+                conn.sendall(pack("!Q", len(reply)) + reply)
         except BaseException:
-            conn.close()
+            for close in (srv.close, getattr(conn, "close", None),
+                          None if fd is None else (lambda: close_fd(fd))):
+                try:
+                    close()
+                except BaseException:
+                    pass
 
     threading.Thread(target=loop, name="course-grading-channel", daemon=True).start()
 
@@ -271,6 +297,12 @@ _course_serve = _course_server_factory(__WIRE__)
 _course_listen(_course_serve, __SOCK__, _course_serve.limit, _course_serve.over)
 del _course_server_factory, _course_listen, _course_serve, _course_sys
 """
+
+
+# Sent by the grader once the notebook has run (a silent execute_request in the kernel's main
+# thread, where the notebook's np.seterr lives): the server installed at the kernel's start uses it
+# for calls whose test sets no errstate of its own.
+ERRSTATE = "import numpy as _course_np\n__course_errstate__ = _course_np.geterr()\ndel _course_np\n"
 
 
 class ChannelError(BaseException):
@@ -421,46 +453,113 @@ def _remote_graph(channel, graph: int, value, inputs: list):
     return _replace_grad_leaves(value, fresh)
 
 
+SOCKET_NAME = re.compile(r"course-[0-9a-f]{12}\.sock")
+
+
+def _sandbox_root(connection_file: str) -> str:
+    """``course_sandbox_root`` of a connection file ("" outside a sandbox), checked to be one."""
+    with open(connection_file) as f:
+        root = json.load(f).get("course_sandbox_root") or ""
+    if type(root) is not str or (root and not re.fullmatch(r"/proc/\d+/root", root)):
+        raise ChannelError(f"a connection file with a sandbox root that is not one: {root!r}")
+    return root
+
+
+def _execute_silent(connection_file: str, code: str, timeout: float) -> dict:
+    """Run ``code`` in the kernel's main thread (one silent ``execute_request`` on the shell
+    channel, nothing stored in its history); the reply's content. CallTimeout past ``timeout``."""
+    import zmq
+    from jupyter_client import BlockingKernelClient
+
+    kc = BlockingKernelClient(connection_file=str(connection_file))
+    kc.load_connection_file()
+    # a reply larger than this is dropped by ZeroMQ before it is parsed (bounded memory); set
+    # on the context, before the channel's socket exists (after connecting it does nothing)
+    kc.context.setsockopt(zmq.MAXMSGSIZE, 2 * wire.MAX_TEXT)
+    kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+    try:
+        msg_id = kc.execute(code, silent=True, store_history=False, allow_stdin=False)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise CallTimeout(f"the kernel did not answer within {timeout:.0f} s")
+            try:
+                msg = kc.get_shell_msg(timeout=left)
+            except Exception:  # queue.Empty, or a message that failed to deserialise
+                continue
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return msg.get("content") or {}
+    finally:
+        # every call goes through the socket from here on; on a failure, nothing may stay
+        # queued on the client's ZeroMQ context (collecting it would block in term())
+        kc.stop_channels()
+        kc.context.destroy(linger=0)
+
+
+def install_server(connection_file: str, timeout: float = 120.0) -> str:
+    """Install ``SERVER`` in the kernel of ``connection_file``; return the path of its socket,
+    beside the connection file (in the folder the kernel binds its own sockets in). The grader
+    calls it as soon as a kernel has started, before the notebook runs, so the server's thread
+    exists before the student's code can use up the kernel's memory or threads (a kernel that did
+    can no longer start one); ``Channel`` installs it itself when it is given no path."""
+    _sandbox_root(connection_file)
+    path = os.path.join(os.path.dirname(os.path.abspath(connection_file)),
+                        f"course-{secrets.token_hex(6)}.sock")  # fmt: skip
+    code = SERVER.replace("__WIRE__", repr(WIRE_SOURCE)).replace("__SOCK__", repr(path))
+    reply = _execute_silent(connection_file, code, timeout)
+    if reply.get("status") != "ok":
+        raise ChannelError("the grading channel could not be installed in the kernel "
+                           f"({reply.get('ename')}: {reply.get('evalue')})")  # fmt: skip
+    return path
+
+
 class Channel:
-    """One kernel, reached through its connection file (``jupyter_client`` shell channel only)."""
+    """One kernel's grading server (``SERVER``), reached through its socket.
 
-    def __init__(self, connection_file: str, timeout: float = 120.0):
-        import zmq
-        from jupyter_client import BlockingKernelClient
+    ``server`` is the socket path ``install_server`` returned for this kernel; without it the
+    server is installed now (in a kernel whose notebook has already run)."""
 
+    def __init__(self, connection_file: str, timeout: float = 120.0, server: str | None = None):
         self.timeout = timeout
         self.deadline: float | None = None  # a wall-clock limit for a group of calls (one cell)
         self.calls = 0
         self.dropped: list[int] = []  # handles of Live objects collected here: freed in the kernel
-        self.kc = BlockingKernelClient(connection_file=str(connection_file))
-        self.kc.load_connection_file()
-        # a reply larger than this is dropped by ZeroMQ before it is parsed (bounded memory); set
-        # on the context, before the channel's socket exists (after connecting it does nothing)
-        self.kc.context.setsockopt(zmq.MAXMSGSIZE, 2 * wire.MAX_TEXT)
-        self.kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
-        try:
-            self._install(connection_file)
-        finally:
-            # every call goes through the socket from here on; on a failure, nothing may stay
-            # queued on the client's ZeroMQ context (collecting it would block in term())
-            self.kc.stop_channels()
-            self.kc.context.destroy(linger=0)
+        self.connection_file = str(connection_file)
+        root = _sandbox_root(connection_file)
+        if server is None:
+            server = install_server(connection_file, timeout)
+        elif (os.path.dirname(server) != os.path.dirname(os.path.abspath(connection_file))
+              or not SOCKET_NAME.fullmatch(os.path.basename(server))):  # fmt: skip
+            raise ChannelError(f"not a grading server's socket of this kernel: {server!r}")
+        else:
+            try:  # the notebook's np.seterr, read where it lives; without it, numpy's defaults
+                _execute_silent(connection_file, ERRSTATE, min(timeout, 30.0))
+            except ChannelError:
+                pass
+        self._connect(root, server)
+        self._ping(min(timeout, 30.0))
 
-    def _install(self, connection_file: str) -> None:
-        # The server's socket: beside the connection file, in the folder the kernel binds its
-        # own sockets in; from a sandbox (course/grading/sandbox.py) that folder is reached from
-        # here through the sandbox's root, ``course_sandbox_root`` in the connection file.
-        path = os.path.join(os.path.dirname(os.path.abspath(connection_file)),
-                            f"course-{secrets.token_hex(6)}.sock")  # fmt: skip
-        with open(connection_file) as f:
-            root = json.load(f).get("course_sandbox_root") or ""
-        if type(root) is not str or (root and not re.fullmatch(r"/proc/\d+/root", root)):
-            raise ChannelError(f"a connection file with a sandbox root that is not one: {root!r}")
-        code = SERVER.replace("__WIRE__", repr(WIRE_SOURCE)).replace("__SOCK__", repr(path))
-        reply = self._request(code, {})
-        if reply.get("status") != "ok":
-            raise ChannelError("the grading channel could not be installed in the kernel "
-                               f"({reply.get('ename')}: {reply.get('evalue')})")  # fmt: skip
+    def _ping(self, limit: float) -> None:
+        """A server that accepted the connection but no longer answers (the notebook broke it
+        after it was installed) fails here, at once, not at the first call's time limit."""
+        self.deadline = time.monotonic() + limit
+        try:
+            kind, reply = self._answer(wire.dumps({"op": "ping"}), "the grading server", (), {})
+        except ChannelError as err:
+            self.sock.close()
+            raise ChannelError(
+                f"the grading server in the kernel does not answer ({err})"
+            ) from None
+        finally:
+            self.deadline = None
+        if kind != "ok":
+            self.sock.close()
+            raise ChannelError("the grading server in the kernel does not answer as one")
+
+    def _connect(self, root: str, path: str) -> None:
+        # From a sandbox (course/grading/sandbox.py) the server's folder is reached from here
+        # through the sandbox's root, ``course_sandbox_root`` in the connection file.
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         fd = None
         try:
@@ -516,28 +615,6 @@ class Channel:
         if n > wire.MAX_TEXT:  # unread, the body would be taken for the next answer: replace
             raise ChannelBroken(f"an answer of {n} bytes is over the size limit")
         return self._recv(n, end).decode("ascii", errors="replace")
-
-    def _request(self, code: str, expressions: dict) -> dict:
-        limit = self.timeout
-        if self.deadline is not None:
-            limit = min(limit, self.deadline - time.monotonic())
-        if limit <= 0:
-            raise CallTimeout("the time limit of this test was reached")
-        msg_id = self.kc.execute(code, silent=True, store_history=False,
-                                 user_expressions=expressions, allow_stdin=False)  # fmt: skip
-        end = time.monotonic() + limit
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise CallTimeout(f"no answer within {limit:.0f} s")
-            try:
-                msg = self.kc.get_shell_msg(timeout=left)
-            except Exception:  # queue.Empty, or a message that failed to deserialise
-                if time.monotonic() >= end:
-                    raise CallTimeout(f"no answer within {limit:.0f} s") from None
-                continue
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                return msg.get("content") or {}
 
     def call(self, function: str, args: tuple, kwargs: dict):
         """``function(*args, **kwargs)`` in the kernel (the notebook's function of that name); its

@@ -141,6 +141,7 @@ def make_safety_classes():
                     with self.setup_kernel():
                         info = self.wait_for_reply(self.kc.kernel_info())
                         self.nb.metadata["language_info"] = info["content"]["language_info"]
+                        self._server = self._install_server()
                         for index, cell in enumerate(self.nb.cells):
                             if final is not None and index >= final:
                                 break
@@ -284,7 +285,8 @@ def make_safety_classes():
             per_cell = min(self.timeout or 120, left)
             proc = self._take_verdict_process(lesson)
             request = {"connection_file": self.km.connection_file, "cells": pending,
-                       "timeout": per_cell, "hidden_seen": bool(self._verdict_rounds)}  # fmt: skip
+                       "timeout": per_cell, "hidden_seen": bool(self._verdict_rounds),
+                       "server": getattr(self, "_server", None)}  # fmt: skip
             self._verdict_rounds += 1
             limit = min(per_cell * len(pending) + 60, max(60, deadline - time.monotonic() + 60))
             try:  # its stderr (warnings the student's code issued, a test's prints) is not kept
@@ -328,6 +330,20 @@ def make_safety_classes():
                     verdicts.setdefault(gid, {"passed": False,
                                               "message": "the grader could not run this test"})  # fmt: skip
             return timed_out and any(g not in verdicts for g in pending)
+
+        def _install_server(self) -> str | None:
+            """The kernel's grading server (course/grading/boundary.py), installed now, before the
+            notebook runs: a notebook that then uses up its kernel's memory or threads cannot stop
+            it from starting. None when it could not be (the verdict process then tries again
+            after the notebook, and fails closed if that fails too)."""
+            from course.grading.boundary import ChannelError, install_server
+
+            try:
+                return install_server(self.km.connection_file, timeout=60)
+            except (ChannelError, Exception) as err:  # noqa: BLE001
+                self.log.warning("GRADING-SAFETY: the grading channel was not installed before "
+                                 "the notebook ran: %s", str(err)[:300])  # fmt: skip
+                return None
 
         def _spawn_verdict(self, lesson: str) -> subprocess.Popen:
             """The trusted tests' process (course/grading/verdict.py ``--wait``), with bounded

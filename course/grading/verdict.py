@@ -219,9 +219,11 @@ def run_lesson(channel: Channel, lesson: str, cells: list[str] | None = None,
 def main(argv: list[str] | None = None) -> int:
     """Run the tests and print the verdicts. With ``--wait`` the process first imports what the
     lesson needs (``warm``), then reads one request line on stdin, a JSON object
-    ``{"connection_file", "cells", "timeout", "hidden_seen"}`` (the caller, GuardedExecute, starts
-    it when a kernel starts and sends the request when the notebook has run); end of input or a
-    request that is not one stops it without a verdict."""
+    ``{"connection_file", "cells", "timeout", "hidden_seen", "server"}`` (the caller,
+    GuardedExecute, starts it when a kernel starts, installs the kernel's grading server before the
+    notebook runs and sends the request, with that server's socket, when the notebook has run; a
+    request without ``server`` installs it now); end of input or a request that is not one stops
+    it without a verdict."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("lesson")
     ap.add_argument("connection_file", nargs="?")
@@ -243,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr
     cells = [c for c in args.cells.split(",") if c] or None
     connection_file, timeout, hidden_seen = args.connection_file, args.timeout, args.hidden_seen
+    server = None
     if args.wait:
         warm(args.lesson)
         try:
@@ -251,10 +254,11 @@ def main(argv: list[str] | None = None) -> int:
             cells = [str(c) for c in req.get("cells") or []] or None
             timeout = float(req.get("timeout", timeout))
             hidden_seen = bool(req.get("hidden_seen"))
+            server = None if req.get("server") is None else str(req["server"])
         except (ValueError, TypeError, KeyError):
             return 0  # no request (the caller no longer needs this process)
     try:
-        channel = Channel(connection_file, timeout=timeout)
+        channel = Channel(connection_file, timeout=timeout, server=server)
     except (ChannelError, Exception) as err:  # noqa: BLE001
         print(json.dumps({"error": f"{type(err).__name__}: {err}"}), file=out, flush=True)
         return 2
