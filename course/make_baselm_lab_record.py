@@ -8,8 +8,10 @@ held-out greedy pass rates before and after under each verifier with the 95% pai
 fraction and the within-group reward std; plus the BaseLM weights hash, the seeds, the CPU and the
 library versions; for the sloppy-verifier audit, the patched-rule pass rates of the main, sloppy
 and patched runs and the rate and examples of exploiting completions (the notebook's ``audit.json``).
-The notebook runs once per seed (``COURSE_LAB_SEED``; seeds 0, 1 and 2 by default: trainer and
-LoRA seed of every run), so every contrast is recorded three times. The registry row 9.5-11 quotes
+The notebook runs once per seed (``COURSE_LAB_SEED``; seeds 0, 1 and 2 by default: the LoRA seed of
+every run and the trainer seed of every arithmetic run and of the K sweep; the format smoke run keeps
+trainer seed ``FORMAT_TRAINER_SEED`` = 0, so its three results differ in the LoRA seed only), so every
+contrast is recorded three times. The registry row 9.5-11 quotes
 this file, and ``tests/test_lab_record.py`` checks that it does. The numbers belong to this
 machine's CPU (see lesson 9.5). It also times the lab (seed 0's execution): wall seconds per heading
 from nbclient's cell timestamps, the required part (every heading not marked optional) and each
@@ -44,6 +46,8 @@ RUNS = ("format_smoke", "arith_main", "arith_sloppy", "arith_patched", "arith_no
 AUDITED = ("arith_main", "arith_sloppy", "arith_patched")
 SEEDS = (0, 1, 2)
 SWEEP = ("sweep_K2", "sweep_K8", "sweep_K16")
+# the trainer seed of the lesson's fmt_cfg: COURSE_LAB_SEED sets only the format run's LoRA seed
+FORMAT_TRAINER_SEED = 0
 
 
 def execute(workdir: Path, seed: int, timeout: int = 3600) -> float:
@@ -155,6 +159,28 @@ def _diff(x: dict) -> str:
     )
 
 
+def _gain(x: dict) -> str:
+    lo, hi = x["ci95"]
+    return f"{x['diff']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+def reported_intervals(record: dict) -> list[tuple[str, str, dict]]:
+    """(seed, contrast, rate) of every paired 95% interval the registry row 9.5-11 quotes; the
+    lesson's prose quotes a subset of them."""
+    out = []
+    for seed, r in record["runs"].items():
+        out += [
+            (seed, "format smoke", r["format_smoke"]["rates"]["format"]),
+            (seed, "main run", r["arith_main"]["rates"]["strict"]),
+            (seed, "sloppy run, sloppy rule", r["arith_sloppy"]["rates"]["sloppy"]),
+            (seed, "sloppy run, patched rule", r["arith_sloppy"]["audit"]["exact"]),
+            (seed, "patched run, patched rule", r["arith_patched"]["audit"]["exact"]),
+            (seed, "beta = 0", r["arith_no_kl"]["rates"]["strict"]),
+        ]
+        out += [(seed, f"K={k}", r[f"sweep_K{k}"]["rates"]["strict"]) for k in (2, 8, 16)]
+    return out
+
+
 def figures(record: dict) -> list[str]:
     """The phrases of the registry row 9.5-11, each made from the record (the test checks them)."""
     out = [
@@ -164,7 +190,8 @@ def figures(record: dict) -> list[str]:
     for seed, r in record["runs"].items():
         au = {n: r[n]["audit"] for n in AUDITED}
         out += [
-            f"seed {seed}: format smoke {_diff(r['format_smoke']['rates']['format'])}",
+            f"seed {seed}: format smoke (LoRA seed {seed}, trainer seed {FORMAT_TRAINER_SEED}) "
+            f"{_diff(r['format_smoke']['rates']['format'])}",
             f"seed {seed}: main run {_diff(r['arith_main']['rates']['strict'])}",
             f"seed {seed}: sloppy-verifier run, sloppy rule {_diff(r['arith_sloppy']['rates']['sloppy'])}, "
             f"patched rule {_diff(au['arith_sloppy']['exact'])}, "
@@ -180,11 +207,14 @@ def figures(record: dict) -> list[str]:
                 f"reward std {sw['within_group_reward_std']:.2f}, held-out "
                 f"{_diff(r[f'sweep_K{k}']['rates']['strict'])}"
             )
+    n = len(reported_intervals(record))
+    out.append(f"{n} paired 95% intervals in all")
     return out
 
 
 def lesson_phrases(record: dict) -> list[str]:
-    """What lesson 9.5's audit paragraph quotes from the record (the test checks it)."""
+    """What lesson 9.5's audit and statistics paragraphs quote from the record (the test checks
+    it)."""
     r = record["runs"]
 
     def per_seed(fmt) -> str:
@@ -194,7 +224,19 @@ def lesson_phrases(record: dict) -> list[str]:
     prompt, completion = next(iter(r.values()))["arith_sloppy"]["audit"]["exploit_examples"][0]
     sum_ = prompt.split("=?")[0].removeprefix("Q: ")
     optional = [f"{sec:.0f} s" for h, sec in t["optional_seconds"].items() if "Exercise" in h]
+    # the main run's gain across seeds, from the exact counts (the stored diff is rounded)
+    main = [x["arith_main"] for x in r.values()]
+    gains = [
+        (m["rates"]["strict"]["gained"] - m["rates"]["strict"]["lost"]) / m["n_heldout"]
+        for m in main
+    ]
+    first = main[0]
     return [
+        f"main-run gain across the {len(gains)} seeds: {min(gains):+.2f} to {max(gains):+.2f}, "
+        f"mean {sum(gains) / len(gains):+.2f}",
+        "the K = 8 sweep's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
+        f"the first {first['initial_pass_rate']['prompts']} of the {first['n_heldout']} held-out prompts",
+        f"{len(reported_intervals(record))} paired 95% intervals",
         f"the required part takes about {t['required_seconds']:.0f} s of computation",
         "the optional BaseLM experiments " + " and ".join(optional),
         f'such as `"{completion}"` for {sum_}',

@@ -177,9 +177,11 @@ class GRPOTrainer:
             raise ValueError("training needs sampling: temperature must be > 0 (0 is greedy)")
         if config.temperature != 1.0 or config.top_k is not None or config.top_p is not None:
             warnings.warn(
-                "rollouts use temperature/top-k/top-p other than plain sampling at T=1: a step "
-                "that rescores completions with the untempered policy is then off-policy (seed "
-                "003 pitfall). Use the stored behaviour log-probs or interpret with care.",
+                "rollouts use temperature/top-k/top-p other than plain sampling at T=1: the "
+                "completions then come from a tempered or truncated distribution, not from the "
+                "policy itself, so a step that rescores them with the untempered policy computes "
+                "ratios against the wrong sampler (off-policy). Use the stored behaviour "
+                "log-probs or interpret with care.",
                 stacklevel=3,
             )
 

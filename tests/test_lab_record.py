@@ -1,6 +1,7 @@
 """The BaseLM lab's figures in the claims registry come from the committed record, which one
 command produced (``python course/make_baselm_lab_record.py``); the record carries what is needed
-to judge it (weights hash, seeds, CPU, versions, paired intervals). The lab runs with three seeds;
+to judge it (weights hash, seeds, CPU, versions, paired intervals). The lab runs with three seeds
+(LoRA seed of every run; trainer seed of every run but the format smoke run, which keeps 0);
 the contrasts the lesson teaches must hold for each of them on the recording machine (issue 13)."""
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def test_registry_row_quotes_the_record():
     row = registry_row("9.5-11")
     missing = [p for p in mlr.figures(RECORD) if p not in row]
     assert not missing, f"9.5-11 does not quote the record: {missing}"
+
+
+def test_format_smoke_trainer_seed_is_the_one_the_record_names():
+    """The format smoke run's trainer seed is fixed in the lesson (only its LoRA seed follows
+    COURSE_LAB_SEED); figures() names it, so the two must agree."""
+    text = (ROOT / "course" / "lessons" / "9.5" / "lesson.py").read_text()
+    m = re.search(r"fmt_cfg = TrainerConfig\((.*?)\)", text, re.S)
+    assert m, "the lesson's format smoke config"
+    assert re.search(rf"\bseed={mlr.FORMAT_TRAINER_SEED}\b", m.group(1)), m.group(1)
+    assert "lora_seed" not in m.group(1)
 
 
 def test_initial_pass_rates_are_in_the_data_passport():

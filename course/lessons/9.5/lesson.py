@@ -1024,10 +1024,12 @@ if lab is not None:
 # **Reproducibility check.** The smoke profile is deterministic: the same profile and functions give
 # the same history on the same CPU build (one thread, seeded generators). The course ships the
 # history its reference functions produced (`helpers/data/gru_lab_smoke.json`). With functions that
-# compute the same numbers in the same order, your run matches it to the last digit; a different
-# but correct formula (another summation order, a hand-written std) can differ in the last bits of
-# float32, and a sampled token then flips and the histories part ways. That is a property of RL
-# loops, not an error: judge your run by its failure pattern, and the match by where it starts.
+# compute the same numbers in the same order, on the CPU and torch float-kernel path that made the
+# shipped history (a passport's `machine` entry names them, where it has one), your run matches it
+# to the last digit. On another CPU the float rounding differs; so does a different but correct
+# formula (another summation order, a hand-written std) in the last bits of float32. Either way a
+# sampled token then flips and the histories part ways. That is a property of RL loops, not an
+# error: judge your run by its failure pattern, and the match by where it starts.
 
 # %%
 SMOKE_FILE = gru_lab.SMOKE_HISTORY  # shipped with helpers/
@@ -1919,6 +1921,24 @@ if RUN_BASELM:
 # on one of the two seeds the instructor's probes ran at 3e-3; the configuration was then chosen on
 # the same seeds and held-out prompts these figures report, so they are not a fresh replication); a shorter run, or another seed or CPU, may find
 # nothing, and "not found in N steps" is all such a run can say.
+#
+# **What these intervals cover, and what they do not.** Each paired interval covers one source of
+# chance: which held-out prompts were drawn, for *one* trained policy. It does not cover the
+# training run itself (the seed's prompt order, samples and adapter start), and that can vary
+# more. Across seeds the main run agrees with itself (main-run gain across the 3 seeds: +0.32 to
+# +0.35, mean +0.34), but the K = 8 sweep's gain seed 0: +0.07 [-0.00, +0.13]; seed 1: -0.18
+# [-0.25, -0.10]; seed 2: +0.12 [+0.07, +0.18]: narrow intervals on both sides of 0, so each
+# describes its own policy and none of them the configuration. Two more limits. The prompts are
+# not independent of the choices: the initial pass-rate profile above (the data passport's
+# $P_{\text{info}}$) is measured on the first 48 of the 199 held-out prompts that the runs then
+# report, the figures BaseLM's passport records from its build come from a prefix of the same
+# held-out stream, and the learning rate was chosen on them. And there are many intervals: the
+# registry row [9.5-11] reports 27 paired 95% intervals across the seeds, and the cells print
+# more; with that many, about 1 in 20 can exclude 0 by chance where nothing changed, and none is
+# corrected for multiplicity. Read the main, sloppy and patched runs as the lab's contrasts and the
+# no-KL and K-sweep contrasts as secondary. The replication that would settle these points (fresh
+# seeds and a held-out stream never used for tuning or calibration) has not been run for this
+# record: it needs the record to be made again.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
@@ -2032,8 +2052,11 @@ else:
 # - `mask_truncated_completions=True` (TRL: `False`): a completion cut at the 128-token cap has no
 #   final answer, and scoring it 0 would push down every token of what may be a sound but unfinished
 #   derivation. TRL's mask differs from lesson 9.4's bandit "mask": the truncated completion's reward
-#   (0) stays in its group's mean and std, and only its own loss terms are dropped, so finishing is
-#   still rewarded relative to being cut off. The course teaches DAPO's final choice, the soft
+#   (0) stays in its group's mean and std, and only its own loss terms are dropped. So a *correct*
+#   finish is still rewarded relative to being cut off, but a wrong finish scores the same 0 as a
+#   cut-off one, and only the wrong finish's tokens are pushed down: on a hard prompt, where correct
+#   finishes are rare, nothing pushes towards stopping, and in lesson 9.4's bandit P(truncated)
+#   rises under this loss-only mask before it falls [9.4-9]. The course teaches DAPO's final choice, the soft
 #   overlong penalty, and the risk that masking removes the only signal against never stopping;
 #   level B takes the mask for a 10-step smoke run and watches `truncation_rate`, and a longer run
 #   should use the soft penalty (`trl.rewards.get_soft_overlong_punishment`) instead [9.5-16].
@@ -2051,7 +2074,10 @@ else:
 # cell: that one flag switches the model to Qwen/Qwen3-0.6B and the profile to the T4 one (fp16,
 # since a T4 has no bf16). The course's level-B notes (the memory and time estimate, unverified
 # until measured on a GPU; the loss-equivalence table against TRL; level C on paper) stay with the
-# instructor: ask for them if you plan a GPU run.
+# instructor: ask for them if you plan a GPU run. What to expect from the smoke run: Qwen3-0.6B is
+# likely near its ceiling on two-digit sums, differences and small fractions from the start, so
+# expect it to show the data path working (prompts, completions, rewards, the logged columns), not
+# learning; this expectation has not been checked by a run.
 
 # %%
 try:
