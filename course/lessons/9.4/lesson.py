@@ -759,6 +759,19 @@ for name, (rw, in_loss, in_base) in CONTRACTS.items():
     print(f"{name:>21}: start {np.round(ps[0], 3)}  peak truncated {traj[name][:, 2].max():.3f}  "
           f"end {np.round(ps[-1], 3)}")
 
+# the figures the text below quotes, and the comparisons it makes
+mask, trl, wrong = (traj[k][:, 2] for k in ("mask (bandit)", "mask loss only (TRL)", "treat as wrong"))
+b_mask = contract_grad(theta0, *CONTRACTS["mask (bandit)"])[2]
+b_trl = contract_grad(theta0, *CONTRACTS["mask loss only (TRL)"])[2]
+assert b_trl < b_mask and trl.max() < mask.max() and trl[-1] < mask[-1]  # TRL's: the same, weaker
+assert wrong.max() > wrong[0] and wrong[-1] < wrong[0]  # "treat as wrong" also rises first
+print("baseline at the start: mask", quote("9.4:bandit_b_mask", b_mask, ".3f"), "| TRL",
+      quote("9.4:bandit_b_trl", b_trl, ".3f"))
+print("P(truncated) peak / end: mask", quote("9.4:bandit_peak_mask", mask.max(), ".2f"), "/",
+      quote("9.4:bandit_end_mask", mask[-1], ".2f"), "| TRL", quote("9.4:bandit_peak_trl", trl.max(), ".2f"),
+      "/", quote("9.4:bandit_end_trl", trl[-1], ".2f"), "| treat as wrong: from",
+      quote("9.4:bandit_start", wrong[0], ".3f"), "to a peak of", quote("9.4:bandit_peak_wrong", wrong.max(), ".2f"))
+
 fig, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
 for name, ps in traj.items():
     axes[0].plot(ps[:, 2], label=name)
@@ -774,10 +787,15 @@ plt.show()
 # push at all, so the freed probability flows to it first: rambling peaks above half and keeps a
 # large share long after the correct answer has been found [9.4-9]. TRL's loss-only mask shows the
 # same drift, weaker: the truncated outcome's 0 stays in the baseline, which is therefore smaller
-# (0.013 instead of 0.018 at the start), so the correct answer is pushed up a little harder and
-# the wrong one down a little less; rambling peaks at 0.45 instead of 0.58 and ends at 0.02
-# instead of 0.12. The two "masks" are different contracts with different numbers, and a run
-# record has to say which one it used.
+# (0.013<!--fig:9.4:bandit_b_trl--> instead of 0.018<!--fig:9.4:bandit_b_mask--> at the start), so
+# the correct answer is pushed up a little harder and the wrong one down a little less; rambling
+# peaks at 0.45<!--fig:9.4:bandit_peak_trl--> instead of 0.58<!--fig:9.4:bandit_peak_mask--> and
+# ends at 0.02<!--fig:9.4:bandit_end_trl--> instead of 0.12<!--fig:9.4:bandit_end_mask-->. Even
+# "treat as wrong" lets rambling rise at first (from 0.265<!--fig:9.4:bandit_start--> to
+# 0.34<!--fig:9.4:bandit_peak_wrong-->): the wrong answer, the most likely one, is pushed down
+# hardest, and part of what it loses goes to the truncated outcome before the correct answer takes
+# over. The two "masks" are different contracts with different numbers, and a run record has to
+# say which one it used.
 #
 # **An unsolvable prompt is a different case.** If no outcome is correct, every stopped answer is
 # wrong (reward 0). Under either mask, and under "treat as wrong", every reward that enters the
