@@ -102,8 +102,13 @@ print("tokens 3, 4 have behaviour probability", np.exp(beh[3:]), "- they are nev
 # %% [markdown]
 # With identical weights, a trainer that scores the current policy with the raw softmax but
 # divides by the stored behaviour log-prob sees ratios from 0.81 to 1.29 before any update: with
-# $\epsilon=0.2$ clipping would already fire, on pure bookkeeping [9.2-13]. Numerical check that the
-# sampler really follows the processed distribution, not the raw one:
+# $\epsilon=0.2$ clipping would already fire, on pure bookkeeping [9.2-13]. TRL 1.16 scores tokens
+# with the logits divided by its `temperature`, but applies no top-$k$/top-$p$ there: those settings
+# reach only the generator. With `top_k` or `top_p` set, the old log-probs its ratio divides by are
+# those of the tempered full softmax, not of the distribution the tokens were drawn from; on every
+# kept token the two differ by the same amount, the log of the tempered mass that the truncation
+# keeps [9.2-13]. Numerical check that the sampler really follows the processed distribution, not
+# the raw one, and of that constant offset:
 
 # %%
 rng = np.random.default_rng(0)
@@ -115,6 +120,10 @@ print("raw softmax", np.exp(raw))
 assert np.allclose(freq, np.exp(beh), atol=5e-3) and not np.allclose(freq, np.exp(raw), atol=5e-3)
 top_p_demo = behaviour_logprobs(logits, top_p=0.8)
 print("top-p=0.8 keeps tokens", np.flatnonzero(np.isfinite(top_p_demo)))
+tempered = log_softmax(logits / 0.7)  # what a scorer that applies the temperature only computes
+kept_mass = np.exp(tempered[:3]).sum()  # tempered mass of the top-3 tokens
+print("tempered - behaviour on the kept tokens:", tempered[:3] - beh[:3], " log(kept mass):", np.log(kept_mass))
+assert np.allclose(tempered[:3] - beh[:3], np.log(kept_mass)) and kept_mass < 1
 
 # %% [markdown]
 # ## 9.2.2 Group baseline and advantage estimate
@@ -549,16 +558,22 @@ plt.show()
 # which is independent of $o_i$ and so unbiased. Dividing by the group std (GRPO) makes the
 # advantage a nonlinear function of all rewards; it is then neither of these exact scalings.
 #
-# **The condition behind both statements.** They hold for the estimator written above: the
+# **The condition behind both statements.** RLOO's unbiasedness, and with it the reading of
+# $(G-1)/G$ as a shrink of the *true* gradient, hold for the estimator written above: the
 # *summed* log-probability of the whole response, $\nabla\log\pi(o_i)=\sum_t\nabla\log\pi(o_{i,t}\mid\cdot)$,
 # with the same weight for every response. A baseline $b$ that does not depend on $o_i$ enters as
 # $r_i-b$, so it adds $-b\,\mathbb E[\nabla\log\pi(o_i)]=0$. Canonical GRPO weights each response
 # by $1/|o_i|$ (mean over its own tokens). With variable lengths the baseline adds
 # $-b\,\mathbb E\big[\nabla\log\pi(o_i)/|o_i|\big]=-b\,\nabla\,\mathbb E\big[1/|o_i|\big]$, which is not
 # zero: a response-independent baseline is no longer gradient-neutral, and a positive one moves
-# $\mathbb E[1/|o|]$ down, towards longer responses, whatever their reward [9.2-15]. This is the length weighting that lesson 9.3.2
-# takes apart. Exact checks below: first by enumerating every group of $G$ draws from a 3-action
-# policy (summed log-probs, the setting of the derivation), then the $1/|o_i|$ case.
+# $\mathbb E[1/|o|]$ down, towards longer responses, whatever their reward [9.2-15]. RLOO is then
+# biased, so $(G-1)/G$ no longer compares the mean-baseline estimator with the true gradient. The
+# relation *between* the two estimators survives: $r_i-b_{-i}=\frac{G}{G-1}(r_i-\bar r)$ holds
+# draw by draw, whatever weight $w(o_i)$ multiplies the score, so the mean-baseline estimator is
+# exactly $(G-1)/G$ times the RLOO one, sample by sample and in expectation. This is the length
+# weighting that lesson 9.3.2 takes apart. Exact checks below: first by enumerating every group of
+# $G$ draws from a 3-action policy (summed log-probs, the setting of the derivation), then the
+# $1/|o_i|$ case.
 
 # %%
 th = torch.tensor([0.2, -0.4, 0.7], dtype=torch.float64, requires_grad=True)
@@ -613,22 +628,32 @@ assert np.allclose(p_len @ score3, 0, atol=1e-15)  # gradient-neutral
 assert np.allclose((p_len / len3) @ score3, grad_inv_len)  # = grad E[1/|o|], not zero
 print("-grad E[1/|o|] per response (length 2, 5, 9):", -grad_inv_len, "-> favours the long one")
 # RLOO with the 1/|o| weight, enumerated over all groups of G = 3: no longer unbiased for the
-# quantity its no-baseline version estimates, grad E[r/|o|]; the gap is -E[b] grad E[1/|o|]
+# quantity its no-baseline version estimates, grad E[r/|o|]; the gap is -E[b] grad E[1/|o|].
+# The mean-baseline estimator, same weight, stays (G-1)/G times RLOO, draw by draw.
 r_len = np.array([1.0, 0.0, 1.0])
 target = (p_len * r_len / len3) @ score3  # = grad E[r(o)/|o|]
-e_rloo = np.zeros(3)
+e_rloo, e_mean = np.zeros(3), np.zeros(3)
 for group in itertools.product(range(3), repeat=3):
     idx = list(group)
     r, sc = r_len[idx], score3[idx]
     b_loo = (r.sum() - r) / 2
-    e_rloo += np.prod(p_len[idx]) * ((r - b_loo) / len3[idx]) @ sc / 3
+    g_loo = ((r - b_loo) / len3[idx]) @ sc / 3
+    g_mean = ((r - r.mean()) / len3[idx]) @ sc / 3
+    assert np.allclose(g_mean, 2 / 3 * g_loo, atol=1e-15)  # per draw: r_i - b_-i = G/(G-1) (r_i - mean)
+    e_rloo += np.prod(p_len[idx]) * g_loo
+    e_mean += np.prod(p_len[idx]) * g_mean
 print("E[RLOO with 1/|o|] - grad E[r/|o|] =", e_rloo - target)
+print("E[mean-baseline] / E[RLOO] =", e_mean / e_rloo, " (G-1)/G = 2/3;  E[mean-baseline] / target =", e_mean / target)
 assert np.allclose(e_rloo - target, -(p_len @ r_len) * grad_inv_len)
 assert np.linalg.norm(e_rloo - target) > 1e-3
+assert np.allclose(e_mean, 2 / 3 * e_rloo)  # the (G-1)/G relation survives the 1/|o| weight
+assert not np.allclose(e_mean, 2 / 3 * target, atol=1e-3)  # ... but not as a shrink of the target
 
 # %% [markdown]
 # With $w=1$ the baseline's term vanishes to rounding; with $w=1/|o|$ it is the gradient of
-# $\mathbb E[1/|o|]$, and RLOO's leave-one-out mean inherits exactly that bias. Summary table
+# $\mathbb E[1/|o|]$, and RLOO's leave-one-out mean inherits exactly that bias. The mean-baseline
+# estimator stays at $2/3$ of RLOO's expectation, but not at $2/3$ of the target: the ratio to the
+# target differs from one coordinate to the next. Summary table
 # (PPO's column [9.2-12]):
 #
 # | | REINFORCE | RLOO | canonical GRPO | PPO (as in RLHF) |

@@ -198,11 +198,12 @@ np.testing.assert_allclose(_out, [[0.5, -0.5], [0.0, 0.0]], atol=1e-12,
 # |---|---|---|---|---|
 # | `"response"` | original GRPO (DeepSeekMath); TRL `loss_type="grpo"` | $\frac1G\sum_i \frac1{\lvert o_i\rvert}\sum_t \ell_{i,t}$ | $\dfrac{1}{G\,\lvert o_i\rvert}$ | $\dfrac1G$ |
 # | `"constant"` | Dr. GRPO; TRL `"dr_grpo"` | $\frac1{GL}\sum_i\sum_t \ell_{i,t}$ | $\dfrac{1}{GL}$ | $\dfrac{\lvert o_i\rvert}{GL}$ |
-# | `"token"` | DAPO; TRL `"dapo"` (and `"bnpo"`) | $\frac1{\sum_j \lvert o_j\rvert}\sum_i\sum_t \ell_{i,t}$ | $\dfrac{1}{\sum_j \lvert o_j\rvert}$ | $\dfrac{\lvert o_i\rvert}{\sum_j \lvert o_j\rvert}$ |
+# | `"token"` | DAPO; TRL `"dapo"` (and `"bnpo"`, the same only with one process and one accumulation step) | $\frac1{\sum_j \lvert o_j\rvert}\sum_i\sum_t \ell_{i,t}$ | $\dfrac{1}{\sum_j \lvert o_j\rvert}$ | $\dfrac{\lvert o_i\rvert}{\sum_j \lvert o_j\rvert}$ |
 #
 # $L$ is a fixed constant, in TRL the `max_completion_length`. Under `"response"` every response has
 # the same total weight, so a token of a long response gets less: a long *failed* response is pushed
-# down more gently per token than a short failed one. The other two give every token the same weight
+# down more gently per token than a short failed one, and, the other half, a short *correct* response
+# is pushed up harder per token than a long correct one. The other two give every token the same weight
 # and let long responses carry more in total. They differ in the denominator: $GL$ does not depend on
 # what was sampled, $\sum_j|o_j|$ does (it changes from batch to batch, and with how a batch is split
 # over devices and accumulation steps).
@@ -219,6 +220,7 @@ G, L = len(lengths), 16
 w_resp = 1 / (G * lengths)
 w_const = np.full(G, 1 / (G * L))
 w_tok = np.full(G, 1 / lengths.sum())
+assert np.all(np.diff(w_resp) < 0)  # "response": the shorter the response, the larger each token's weight
 print("length               ", lengths)
 print("per-token weight  response:", w_resp, " constant:", w_const, " token:", w_tok)
 print(
@@ -277,10 +279,13 @@ for name, (reduce_fn, w_formula) in reductions.items():
 # - `"constant"`: masked sum divided by $G \cdot L$, with $G$ the number of rows.
 # - `"token"`: masked sum divided by the total active-token count, clamped to at least 1.
 #
-# Differences from TRL you should know about (not part of this function): TRL divides `"grpo"` and
-# `"dr_grpo"` by the number of gradient-accumulation steps, and its `"dapo"` denominator counts active
-# tokens over the whole generation batch on all processes (`num_items_in_batch`). With one process
-# and one accumulation step this is the `"token"` mode here.
+# Differences from TRL you should know about (not part of this function): TRL divides `"grpo"`,
+# `"dr_grpo"` and `"bnpo"` by the number of gradient-accumulation steps; `"bnpo"` divides by the
+# active tokens of the local micro-batch, `"dapo"` by `num_items_in_batch`, the active tokens of the
+# whole generation batch on all processes (rescaled to one accumulation window) [9.3-12]. With one
+# process and one accumulation step (and `steps_per_generation` at its default, the accumulation
+# steps) both are the `"token"` mode here; otherwise `"bnpo"` averages the micro-batches' token
+# means, while `"dapo"` divides every micro-batch by one shared count (check after the graded cell).
 
 
 # %% [solution] id=reduce_loss
@@ -366,6 +371,34 @@ except NotImplementedError:
     print("Implement reduce_loss above, then re-run this cell.")
 
 # %% [markdown]
+# TRL's two token reductions on one process, written out: `"bnpo"` (local token count, divided by the
+# accumulation steps) and `"dapo"` (one count for the whole generation batch), summed over the
+# accumulation micro-batches as the optimizer sees them.
+
+# %%
+ell_mb = torch.randn(4, T, dtype=torch.float64)
+mask_mb = (torch.arange(T)[None, :] < torch.tensor([2, 3, 9, 16])[:, None]).double()
+
+
+def trl_token_losses(n_accum):
+    """(bnpo, dapo) summed over n_accum micro-batches of the 4 rows (one process)."""
+    parts = [(ell_mb[k::n_accum] * mask_mb[k::n_accum], mask_mb[k::n_accum]) for k in range(n_accum)]
+    bnpo = sum(lm.sum() / m.sum().clamp(min=1) / n_accum for lm, m in parts)
+    # "dapo": num_items_in_batch / num_processes * accumulation steps / steps_per_generation, with
+    # one process and steps_per_generation at its default (= the accumulation steps): num_items
+    n_items = mask_mb.sum()
+    dapo = sum(lm.sum() / n_items for lm, _ in parts)
+    return bnpo.item(), dapo.item()
+
+
+token_mode = ((ell_mb * mask_mb).sum() / mask_mb.sum()).item()
+for n_accum in (1, 2):
+    bnpo, dapo = trl_token_losses(n_accum)
+    print(f"{n_accum} micro-batch(es): bnpo = {bnpo:+.6f}  dapo = {dapo:+.6f}  'token' = {token_mode:+.6f}")
+    assert math.isclose(dapo, token_mode, rel_tol=1e-12)
+    assert math.isclose(bnpo, token_mode, rel_tol=1e-12) == (n_accum == 1)
+
+# %% [markdown]
 # ## 9.3.3 DAPO: four changes that can be switched independently
 #
 # *DAPO: An Open-Source LLM Reinforcement Learning System at Scale* (Yu et al., 2025) bundles four
@@ -380,8 +413,11 @@ except NotImplementedError:
 # 2. **Dynamic sampling**: drop groups whose rewards are all equal and keep sampling until the batch
 #    has enough informative groups.
 # 3. **Token-level loss**: the `"token"` reduction of 9.3.2.
-# 4. **Overlong reward shaping**: the paper first tries masking truncated responses, then adds a soft
-#    length penalty near the limit (below). "DAPO" does not mean "always drop truncated responses".
+# 4. **Overlong reward shaping**: the paper first masks the loss of truncated responses (overlong
+#    filtering), then adds a soft length penalty near the limit (below). Its ablation table is
+#    cumulative (each row adds one technique to the row above), and the final DAPO row keeps the
+#    filtering together with the penalty [9.3-4]: truncated responses get no gradient, and responses
+#    that run into the soft zone before the limit are penalised.
 #
 # ### Clip-Higher
 # Per active token, with the response's advantage $\widehat A_i$ broadcast over its tokens:
@@ -470,9 +506,11 @@ np.testing.assert_allclose(_out[1], [-0.8, -1.0, -1.25, -1.4], atol=1e-12,
 # \dfrac{(L_{\max} - L_{\text{cache}}) - |y|}{L_{\text{cache}}}, & L_{\max} - L_{\text{cache}} < |y| \le L_{\max},\\[6pt]
 # -1, & |y| > L_{\max}. \end{cases}$$
 # The ramp falls from 0 to $-1$ across the soft zone and reaches exactly $-1$ at $|y| = L_{\max}$, so the
-# function is continuous. The alternative studied first, **masking truncated responses**, is TRL's
-# `mask_truncated_completions=True`: a truncated response then gets no gradient at all, instead of a
-# penalty.
+# function is continuous. The step studied first, **masking truncated responses**, is TRL's
+# `mask_truncated_completions=True`: a truncated response then gets no gradient of its own (in DAPO's
+# final run, on top of the penalty). Its reward still counts: TRL 1.16 computes every completion's
+# reward and the group's mean and std before any mask is read, so the truncated response still moves
+# the baseline and the scale of the other responses' advantages [9.3-12].
 
 
 # %% [solution] id=overlong_reward
@@ -749,6 +787,39 @@ for i in range(3):
     assert torch.allclose(grad_i[i], s[i].detach() / lens_g[i] * mask_g[i])
     assert torch.all(grad_i[torch.arange(3) != i] == 0)
 print("ds_i/dlogpi_t = s_i/|o_i| on active tokens, 0 elsewhere: checked; s =", s.detach().numpy())
+
+# %% [markdown]
+# **On-policy, GSPO is token-ratio GRPO.** When the old log-probs are the detached current ones
+# (one update per batch, lesson 9.2.4), every $\rho_{i,t}=1$ and every $s_i=1$: nothing is clipped,
+# and by the formula above each active token receives $\widehat A_i\,s_i/(G|o_i|)=\widehat A_i/(G|o_i|)$,
+# the weight of token-ratio GRPO with the per-response mean (the `"response"` reduction of 9.3.2).
+# The two gradients are identical, so GSPO changes nothing until a batch is reused and the ratios
+# leave 1. Check (autograd, the GSPO objective of the formula above, written in torch):
+
+# %%
+A_on = torch.tensor([1.3, -0.4, -0.9], dtype=torch.float64)
+n_on = mask_g.sum(1).clamp(min=1)
+
+
+def gspo_j(new, old, eps_low=3e-4, eps_high=4e-4):
+    s_seq = torch.exp(((new - old) * mask_g).sum(1) / n_on)
+    return torch.minimum(s_seq * A_on, torch.clamp(s_seq, 1 - eps_low, 1 + eps_high) * A_on).mean()
+
+
+def token_grpo_j(new, old):
+    return ((torch.exp(new - old) * mask_g).sum(1) / n_on * A_on).mean()
+
+
+new_on = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+for label, old in [("old = new.detach()", new_on.detach()),
+                   ("reused batch", new_on.detach() + 0.1 * torch.randn(3, 5, dtype=torch.float64))]:
+    (g_gspo,) = torch.autograd.grad(gspo_j(new_on, old), new_on)
+    (g_tok,) = torch.autograd.grad(token_grpo_j(new_on, old), new_on)
+    same = torch.allclose(g_gspo, g_tok)
+    print(f"{label:19s}: GSPO gradient == token-ratio GRPO gradient: {same}")
+    assert same == (label == "old = new.detach()")
+    if same:
+        assert torch.allclose(g_gspo, (A_on / (3 * n_on))[:, None] * mask_g)  # A_i / (G |o_i|) per token
 
 # %% [markdown]
 # **The clip range is on a different scale.** In a toy model where the per-token log-ratios are
