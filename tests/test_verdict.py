@@ -27,6 +27,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 
 import nbformat
 import numpy as np
@@ -919,13 +920,21 @@ def test_the_threat_model_quotes_the_sandboxs_limits():
 
 
 THREADLESS = """
-import _thread, os, socket, struct, threading
+import _socket, _struct, _thread, os, socket, struct, threading
 def _refuse(*a, **k):
     raise RuntimeError("can't start new thread")
 _thread.start_new_thread = _refuse
 threading._start_new_thread = _refuse
 threading.Thread.start = lambda self: _refuse()
-socket.socket = struct.pack = struct.unpack = os.unlink = None  # what the server's thread uses
+socket.setdefaulttimeout(0.5)  # every socket made from now on times out after half a second
+# every public name of the modules the server's thread uses, gone (the class, not one spelling)
+for _m in (socket, _socket, struct, _struct):
+    for _name in [n for n in dir(_m) if not n.startswith("__")]:
+        try:
+            setattr(_m, _name, None)
+        except (AttributeError, TypeError):
+            pass
+os.unlink = os.close = None
 def f(x):
     return x + 1
 """
@@ -945,8 +954,8 @@ def test_a_server_installed_before_the_notebook_serves_a_kernel_that_cannot_star
         server = install_server(km.connection_file, timeout=60)
         reply = kc.execute_interactive(THREADLESS, timeout=120)
         assert reply["content"]["status"] == "ok", reply["content"]
-        with pytest.raises(ChannelError, match="start new thread"):
-            Channel(km.connection_file, timeout=20)
+        with pytest.raises(ChannelError, match="could not be installed"):
+            Channel(km.connection_file, timeout=20)  # a late install: no socket type, no thread
         name = server.rsplit("/", 1)[1]
         wrong = [server.replace(name, "other-" + name[7:]), "/var/" + name, server + "x"]
         for path in wrong:
@@ -954,6 +963,8 @@ def test_a_server_installed_before_the_notebook_serves_a_kernel_that_cannot_star
                 Channel(km.connection_file, timeout=20, server=path)
         ch = Channel(km.connection_file, timeout=20, server=server)
         assert Remote(ch, "f")(41) == 42
+        time.sleep(1.5)  # longer than the notebook's default socket timeout: the server waits
+        assert Remote(ch, "f")(1) == 2
         ch.close()
         with pytest.raises(ChannelError, match="could not be reached"):
             Channel(km.connection_file, timeout=20, server=server)  # one connection per server
@@ -962,14 +973,53 @@ def test_a_server_installed_before_the_notebook_serves_a_kernel_that_cannot_star
         km.shutdown_kernel(now=True)
 
 
-def test_a_server_that_accepts_and_never_answers_fails_at_once(tmp_path):
+def test_the_verdict_process_grades_through_the_server_its_request_names():
+    """GuardedExecute installs the server before the notebook and names it in the verdict request:
+    the verdict uses that one (this kernel can no longer start the thread a late install needs)."""
+    from jupyter_client.manager import start_new_kernel
+
+    from course.grading.boundary import install_server
+
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        server = install_server(km.connection_file, timeout=60)
+        assert kc.execute_interactive(THREADLESS, timeout=120)["content"]["status"] == "ok"
+        cells = list(trusted_tests("9.1"))[:1]
+        req = {"connection_file": km.connection_file, "cells": cells, "timeout": 20}
+        for extra, graded in (({"server": server}, True), ({}, False)):
+            out = subprocess.run(WAIT, input=json.dumps(req | extra) + "\n", capture_output=True,
+                                 text=True, cwd=ROOT, timeout=180)  # fmt: skip
+            got = [json.loads(line) for line in out.stdout.splitlines()]
+            if graded:  # 9.1's functions are not defined here: graded, and failed by NameError
+                assert [v.get("grade_id") for v in got] == cells, (got, out.stderr[-2000:])
+                assert "NameError" in got[0]["message"], got
+            else:  # a late install needs a socket and a thread: no verdict, the error says why
+                assert len(got) == 1 and "could not be installed" in got[0].get("error", ""), got
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_a_late_install_keeps_the_notebooks_errstate():
+    """Without an early server (``Channel`` alone), the server installed after the notebook ran
+    takes the notebook's np.seterr as it was then."""
+    from course.grading.boundary import Remote
+
+    for ch in _kernel_channel(KERNEL_CODE, 20, early=False):
+        with pytest.raises(FloatingPointError):
+            Remote(ch, "overflows")()
+        with np.errstate(over="ignore"):
+            assert Remote(ch, "overflows")() == np.inf
+
+
+def test_a_server_that_accepts_and_never_answers_fails_at_once(tmp_path, monkeypatch):
     """A notebook that breaks the server after it was installed (its thread stuck, its socket
     held): the channel's first exchange (a ping) fails within its own short limit, so the cell
     is failed closed at once rather than at each call's time limit, kernel after kernel."""
     import secrets
     import socket
-    import time
 
+    from course.grading import boundary
     from course.grading.boundary import Channel, ChannelError
 
     conn_file = tmp_path / "kernel.json"  # no kernel behind it: the errstate request times out
@@ -980,9 +1030,10 @@ def test_a_server_that_accepts_and_never_answers_fails_at_once(tmp_path):
     srv.bind(path)
     srv.listen(1)
     try:
+        monkeypatch.setattr(boundary, "PING_S", 1.0)
         t0 = time.monotonic()
         with pytest.raises(ChannelError, match="does not answer"):
-            Channel(str(conn_file), timeout=2, server=path)
-        assert time.monotonic() - t0 < 30  # the ping's limit (2 s) and the errstate's (2 s)
+            Channel(str(conn_file), timeout=120, server=path)
+        assert time.monotonic() - t0 < 10  # the ping's limit and the errstate's, not the call's
     finally:
         srv.close()

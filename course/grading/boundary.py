@@ -251,7 +251,8 @@ def _course_listen(serve, path, limit, over):
     import _socket, os, struct, threading
     sock, unlink, close_fd = _socket.socket, os.unlink, os.close
     pack, unpack = struct.pack, struct.unpack
-    srv = sock(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    unix, stream = _socket.AF_UNIX, _socket.SOCK_STREAM
+    srv = sock(unix, stream)
     srv.bind(path)
     srv.listen(1)
 
@@ -273,8 +274,9 @@ def _course_listen(serve, path, limit, over):
                 unlink(path)
             except OSError:
                 pass
-            conn = sock(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
+            conn = sock(unix, stream, 0, fd)
             fd = None
+            conn.settimeout(None)  # not the notebook's socket.setdefaulttimeout: the grader may pause
             while True:
                 (n,) = unpack("!Q", recv(conn, 8))
                 reply = serve(recv(conn, n).decode("ascii")).encode("ascii")
@@ -289,7 +291,15 @@ def _course_listen(serve, path, limit, over):
                 except BaseException:
                     pass
 
-    threading.Thread(target=loop, name="course-grading-channel", daemon=True).start()
+    try:
+        threading.Thread(target=loop, name="course-grading-channel", daemon=True).start()
+    except BaseException:  # no thread (a late install in a kernel that cannot start one): no socket
+        srv.close()
+        try:
+            unlink(path)
+        except OSError:
+            pass
+        raise
 
 
 import sys as _course_sys
@@ -303,6 +313,9 @@ del _course_server_factory, _course_listen, _course_serve, _course_sys
 # thread, where the notebook's np.seterr lives): the server installed at the kernel's start uses it
 # for calls whose test sets no errstate of its own.
 ERRSTATE = "import numpy as _course_np\n__course_errstate__ = _course_np.geterr()\ndel _course_np\n"
+
+
+PING_S = 30.0  # how long the grader waits for a server's first answer (and for ERRSTATE)
 
 
 class ChannelError(BaseException):
@@ -488,8 +501,10 @@ def _execute_silent(connection_file: str, code: str, timeout: float) -> dict:
                 msg = kc.get_shell_msg(timeout=left)
             except Exception:  # queue.Empty, or a message that failed to deserialise
                 continue
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                return msg.get("content") or {}
+            parent = msg.get("parent_header") if isinstance(msg, dict) else None
+            if isinstance(parent, dict) and parent.get("msg_id") == msg_id:
+                content = msg.get("content")
+                return content if isinstance(content, dict) else {}
     finally:
         # every call goes through the socket from here on; on a failure, nothing may stay
         # queued on the client's ZeroMQ context (collecting it would block in term())
@@ -534,11 +549,11 @@ class Channel:
             raise ChannelError(f"not a grading server's socket of this kernel: {server!r}")
         else:
             try:  # the notebook's np.seterr, read where it lives; without it, numpy's defaults
-                _execute_silent(connection_file, ERRSTATE, min(timeout, 30.0))
+                _execute_silent(connection_file, ERRSTATE, min(timeout, PING_S))
             except ChannelError:
                 pass
         self._connect(root, server)
-        self._ping(min(timeout, 30.0))
+        self._ping(min(timeout, PING_S))
 
     def _ping(self, limit: float) -> None:
         """A server that accepted the connection but no longer answers (the notebook broke it

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -122,6 +123,7 @@ def make_safety_classes():
                 self._run_rounds(lesson, verdicts, skipped, deadline, per_cell, resources)
             finally:
                 self._end_verdict_process()
+            self._drop_server()
             self.timeout = per_cell
             self._apply_verdicts(verdicts)
             self.set_widgets_metadata()
@@ -141,7 +143,7 @@ def make_safety_classes():
                     with self.setup_kernel():
                         info = self.wait_for_reply(self.kc.kernel_info())
                         self.nb.metadata["language_info"] = info["content"]["language_info"]
-                        self._server = self._install_server()
+                        self._server = self._install_server(deadline)
                         for index, cell in enumerate(self.nb.cells):
                             if final is not None and index >= final:
                                 break
@@ -319,8 +321,8 @@ def make_safety_classes():
                         verdicts.setdefault(gid, {
                             "passed": False,
                             "message": "the grader could not call your functions: the notebook "
-                            "left its kernel unable to serve them (did it replace or disable "
-                            "threading, sockets or the IPython kernel?)"})  # fmt: skip
+                            "left its kernel unable to serve them (did it connect to, replace or "
+                            "stop the kernel's grading server, or break the IPython kernel?)"})  # fmt: skip
                     return False
                 if rec.get("grade_id") in pending:
                     verdicts[rec["grade_id"]] = rec
@@ -331,19 +333,36 @@ def make_safety_classes():
                                               "message": "the grader could not run this test"})  # fmt: skip
             return timed_out and any(g not in verdicts for g in pending)
 
-        def _install_server(self) -> str | None:
+        def _install_server(self, deadline: float) -> str | None:
             """The kernel's grading server (course/grading/boundary.py), installed now, before the
-            notebook runs: a notebook that then uses up its kernel's memory or threads cannot stop
-            it from starting. None when it could not be (the verdict process then tries again
-            after the notebook, and fails closed if that fails too)."""
+            notebook's cells run: a notebook that then uses up its kernel's memory or threads
+            cannot stop it from starting. None when it could not be (the verdict process then
+            tries again after the notebook, and fails closed if that fails too). Within the
+            notebook's time limit: a module the submission ships that shadows one the server
+            imports (numpy.py) runs here, and can at most stop its own server."""
             from course.grading.boundary import ChannelError, install_server
 
+            self._drop_server()
             try:
-                return install_server(self.km.connection_file, timeout=60)
+                left = max(5.0, deadline - time.monotonic())
+                return install_server(self.km.connection_file, timeout=min(60.0, left))
             except (ChannelError, Exception) as err:  # noqa: BLE001
                 self.log.warning("GRADING-SAFETY: the grading channel was not installed before "
                                  "the notebook ran: %s", str(err)[:300])  # fmt: skip
                 return None
+
+        def _drop_server(self) -> None:
+            """Remove the last kernel's server socket if nothing connected to it (unsandboxed, it
+            sits in a folder that outlives the kernel; a connected server removes its own name,
+            and a sandbox's ipc folder, which the grader does not see by that path, goes with the
+            sandbox)."""
+            path, self._server = getattr(self, "_server", None), None
+            if path:
+                try:
+                    if stat.S_ISSOCK(os.lstat(path).st_mode):
+                        os.unlink(path)
+                except OSError:
+                    pass
 
         def _spawn_verdict(self, lesson: str) -> subprocess.Popen:
             """The trusted tests' process (course/grading/verdict.py ``--wait``), with bounded
