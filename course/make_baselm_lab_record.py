@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from helpers.baselm import _cpu_model, baselm_dir  # noqa: E402
-from helpers.stats import PairedDifference, paired_difference  # noqa: E402
+from helpers.stats import PairedDifference, holm, paired_difference, paired_p_value  # noqa: E402
 
 NOTEBOOK = ROOT / "source_notebooks" / "9.5" / "9.5.ipynb"
 OUT = ROOT / "course" / "records" / "baselm_lab.json"
@@ -181,6 +181,36 @@ def reported_intervals(record: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
+SECONDARY = ("beta = 0", "K=2", "K=8", "K=16")  # the no-KL run and the K sweep
+HOLM_ALPHA = 0.05
+
+
+def secondary_contrasts(record: dict) -> list[tuple[str, str, dict, float, bool]]:
+    """(seed, contrast, rate, p, survives) for each secondary contrast among the reported
+    intervals (the no-KL run and the K sweep, every seed): p is the two-sided p-value of the
+    score test of no change behind the interval (``paired_p_value``, from the recorded gained and
+    lost counts), and survives says whether Holm's procedure over this family rejects "no change"
+    at family-wise level HOLM_ALPHA. The main, sloppy and patched contrasts are not adjusted."""
+    fam = [(s, c, x) for s, c, x in reported_intervals(record) if c in SECONDARY]
+    n = {seed: r["arith_main"]["n_heldout"] for seed, r in record["runs"].items()}
+    ps = [paired_p_value(n[s], x["gained"], x["lost"]) for s, _, x in fam]
+    return [(*f, p, h) for f, p, h in zip(fam, ps, holm(ps, HOLM_ALPHA))]
+
+
+def holm_phrase(record: dict) -> str:
+    """How many secondary contrasts exclude 0 before and after Holm's adjustment, and which do
+    not survive it (the registry row and the lesson quote it)."""
+    fam = secondary_contrasts(record)
+    unadjusted = sum(x["excludes_zero"] for _, _, x, _, _ in fam)
+    survive = sum(h for *_, h in fam)
+    out = [f"seed {s}: {c}" for s, c, _, _, h in fam if not h]
+    return (
+        f"{len(fam)} secondary contrasts, {unadjusted} exclude 0 unadjusted and {survive} "
+        f"survive Holm's adjustment at family-wise level {HOLM_ALPHA:g}; the {len(out)} that do "
+        f"not are {'; '.join(out)}"
+    )
+
+
 def figures(record: dict) -> list[str]:
     """The phrases of the registry row 9.5-11, each made from the record (the test checks them)."""
     out = [
@@ -209,6 +239,7 @@ def figures(record: dict) -> list[str]:
             )
     n = len(reported_intervals(record))
     out.append(f"{n} paired 95% intervals in all")
+    out.append(holm_phrase(record))
     return out
 
 
@@ -237,6 +268,7 @@ def lesson_phrases(record: dict) -> list[str]:
         "the K = 8 sweep's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
         f"the first {first['initial_pass_rate']['prompts']} of the {first['n_heldout']} held-out prompts",
         f"{len(reported_intervals(record))} paired 95% intervals",
+        holm_phrase(record),
         f"the required part takes about {t['required_seconds']:.0f} s of computation",
         "the optional BaseLM experiments " + " and ".join(optional),
         f'such as `"{completion}"` for {sum_}',

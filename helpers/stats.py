@@ -15,6 +15,14 @@ rate in the course therefore carries a 95% interval:
 
 An interval that contains 0 is reported as "no difference measured", not as a small gain. Both are
 for 0/1 outcomes per prompt (a greedy pass); z = 1.96 gives 95%.
+
+For a family of several such contrasts:
+
+- ``paired_p_value(n, gained, lost)``: the two-sided p-value of the score test of "no change"
+  behind the paired interval (its statistic at delta = 0), so p < 0.05 exactly when the 95%
+  interval excludes 0.
+- ``holm(pvalues, alpha)``: Holm's step-down procedure (Holm 1979, Scand. J. Statist. 6:65-70),
+  which keeps the chance of any false "a measured change" in the family at most alpha.
 """
 
 from __future__ import annotations
@@ -55,6 +63,11 @@ class PairedDifference:
     @property
     def excludes_zero(self) -> bool:
         return self.low > 0 or self.high < 0
+
+    @property
+    def p_value(self) -> float:
+        """Two-sided p-value of "no change" (see ``paired_p_value``)."""
+        return paired_p_value(self.n, self.gained, self.lost)
 
     def __str__(self) -> str:
         verdict = "a measured change" if self.excludes_zero else "no difference measured"
@@ -126,3 +139,45 @@ def paired_difference(before: Sequence, after: Sequence, z: float = Z95) -> Pair
     low = _solve_decreasing(f, z, -edge, d) if d > -edge else -1.0
     high = _solve_decreasing(f, -z, d, edge) if d < edge else 1.0
     return PairedDifference(sum(b0) / n, sum(a0) / n, d, low, high, n, gained, lost)
+
+
+def paired_p_value(n: int, gained: int, lost: int) -> float:
+    """Two-sided p-value of Tango's score test of "no change" (delta = 0) on n paired prompts.
+
+    At delta = 0 Tango's statistic (``_tango_z``) reduces to McNemar's score statistic without
+    continuity correction, z = (gained - lost) / sqrt(gained + lost) (n cancels; z > 0 when more
+    prompts were gained than lost), and p = 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2), Phi being the
+    standard normal distribution function. p = 1 when no prompt changed. The paired interval
+    inverts the same test, so p < 1 - 0.95 = 0.05 exactly when the 95% interval excludes 0 (up to
+    the bisection's precision at the boundary).
+    """
+    if n <= 0 or gained < 0 or lost < 0 or gained + lost > n:
+        raise ValueError(f"need 0 <= gained + lost <= n, n > 0; got n={n}, {gained=}, {lost=}")
+    z = _tango_z(0.0, n, lost, gained)
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def holm(pvalues: Sequence[float], alpha: float = 0.05) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses of the family are rejected at family-wise level
+    alpha; ``True`` at position i means p-value i survives (for a paired contrast: the change is
+    still measured after adjusting for the family).
+
+    With the m p-values sorted, p_(1) <= ... <= p_(m), reject H_(1), ..., H_(k-1) where k is the
+    first j with p_(j) > alpha / (m - j + 1), and nothing from H_(k) on; all m are rejected when
+    no such j exists. Equivalently, the Holm-adjusted p-value of H_(j) is
+    max over i <= j of min(1, (m - i + 1) p_(i)), and H_(j) is rejected when that is <= alpha.
+    The chance of rejecting any true hypothesis is at most alpha whatever the dependence between
+    the tests; it rejects everything Bonferroni (p <= alpha / m) rejects, and possibly more.
+    """
+    ps = [float(p) for p in pvalues]
+    if any(not 0 <= p <= 1 for p in ps):  # also refuses nan
+        raise ValueError(f"p-values must lie in [0, 1], got {ps}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    m = len(ps)
+    rejected = [False] * m
+    for rank, i in enumerate(sorted(range(m), key=ps.__getitem__)):
+        if ps[i] > alpha / (m - rank):
+            break
+        rejected[i] = True
+    return rejected

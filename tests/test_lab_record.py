@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "course"))
 import make_baselm_lab_record as mlr  # noqa: E402
 
 from helpers.baselm import SHIPPED_DIR  # noqa: E402
-from helpers.stats import paired_difference  # noqa: E402
+from helpers.stats import holm, paired_difference, paired_p_value  # noqa: E402
 
 RECORD = json.loads(mlr.OUT.read_text())
 
@@ -58,6 +58,27 @@ def test_every_rate_carries_a_consistent_paired_interval():
                 d = paired_difference(before + [0] * pad, after + [0] * pad)
                 assert (round(d.low, 4), round(d.high, 4)) == tuple(x["ci95"]), (seed, name, v)
                 assert d.excludes_zero == x["excludes_zero"] and abs(d.after - x["after"]) < 1e-9
+
+
+def test_secondary_family_is_the_no_kl_and_k_sweep_contrasts_with_holm_over_all_of_them():
+    """The Holm family is every secondary interval the registry reports (beta = 0 and K = 2, 8, 16
+    on every seed), its p-values agree with the recorded intervals (p < 0.05 exactly where the
+    interval excludes 0), and Holm runs over the whole family at once."""
+    fam = mlr.secondary_contrasts(RECORD)
+    assert [(s, c) for s, c, *_ in fam] == [
+        (str(s), c) for s in mlr.SEEDS for c in ("beta = 0", "K=2", "K=8", "K=16")
+    ]
+    for seed, c, x, p, _ in fam:
+        n = RECORD["runs"][seed]["arith_main"]["n_heldout"]
+        assert p == paired_p_value(n, x["gained"], x["lost"])
+        assert (p < 0.05) == x["excludes_zero"], (seed, c, p)
+    assert [h for *_, h in fam] == holm([p for *_, p, _ in fam], mlr.HOLM_ALPHA)
+    for seed, runs in RECORD["runs"].items():  # the p-values agree with every recorded interval
+        for name, run in runs.items():
+            for v, x in _rates(run):
+                p = paired_p_value(run["n_heldout"], x["gained"], x["lost"])
+                if abs(p - 0.05) > 1e-6:
+                    assert (p < 0.05) == x["excludes_zero"], (seed, name, v)
 
 
 def test_registry_row_quotes_the_record():

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from helpers.stats import Z95, paired_difference, wilson_interval
+from helpers.stats import Z95, holm, paired_difference, paired_p_value, wilson_interval
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (47, 100), (100, 100), (1, 250)])
@@ -188,3 +188,103 @@ def test_published_cavo_estimate_is_the_negated_difference():
     # contingencytables prints "estimate = -0.0621" for cavo_2012: before - after = (6 - 16) / 161.
     d = paired_difference(*_paired_table(59, 6, 16, 80))
     assert round(-d.diff, 4) == -0.0621 and d.excludes_zero
+
+
+# --- Multiplicity: the p-value of "no change" and Holm's procedure -----------------------------
+
+
+def _normal_upper_tail(z: float, steps: int = 20000) -> float:
+    """P(Z > z) for z >= 0 by Simpson's rule on the standard normal density over [z, z + 12]:
+    independent of math.erf."""
+    h = 12 / steps
+    f = [math.exp(-((z + i * h) ** 2) / 2) / math.sqrt(2 * math.pi) for i in range(steps + 1)]
+    return h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
+
+
+@pytest.mark.parametrize(
+    "n, gained, lost", [(199, 29, 16), (199, 17, 52), (100, 12, 8), (50, 3, 0), (199, 72, 3)]
+)
+def test_p_value_is_mcnemars_score_test_at_delta_zero(n, gained, lost):
+    from helpers.stats import _tango_z
+
+    z = (gained - lost) / math.sqrt(gained + lost)  # McNemar, no continuity correction
+    assert _tango_z(0.0, n, lost, gained) == pytest.approx(z, rel=1e-12)  # sign: gained - lost
+    p = paired_p_value(n, gained, lost)
+    assert p == pytest.approx(2 * (1 - 0.5 * (1 + math.erf(abs(z) / math.sqrt(2)))), abs=1e-14)
+    assert p == pytest.approx(2 * _normal_upper_tail(abs(z)), rel=1e-8)
+    assert paired_p_value(n, lost, gained) == p  # two-sided
+
+
+def test_p_value_of_nothing_changed_is_one_and_z_1_96_gives_0_05():
+    assert paired_p_value(10, 0, 0) == 1.0
+    assert math.erfc(Z95 / math.sqrt(2)) == pytest.approx(0.05, abs=1e-15)
+
+
+def test_p_value_below_0_05_exactly_when_the_95_interval_excludes_zero():
+    """The interval inverts the same score test, so the two verdicts agree (away from the
+    boundary, where the interval's bisection has finite precision)."""
+    n = 60
+    for gained in range(0, 25):
+        for lost in range(0, 25):
+            before, after = _paired_table(10, lost, gained, n - 10 - lost - gained)
+            d = paired_difference(before, after)
+            p = d.p_value
+            assert p == paired_p_value(n, gained, lost)
+            if abs(p - 0.05) > 1e-6:
+                assert (p < 0.05) == d.excludes_zero, (gained, lost, p, d)
+
+
+def test_p_value_refuses_impossible_counts():
+    with pytest.raises(ValueError, match="gained \\+ lost <= n"):
+        paired_p_value(10, 8, 5)
+
+
+def test_holm_hand_worked_examples():
+    # m = 4, alpha = 0.05: thresholds 0.05/4, 0.05/3, 0.05/2, 0.05/1 = 0.0125, 0.0167, 0.025, 0.05.
+    # Sorted 0.005 <= 0.0125 yes; 0.01 <= 0.0167 yes; 0.03 <= 0.025 no: stop, so 0.04 is not
+    # rejected either, although 0.04 <= 0.05.
+    assert holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
+    # 0.005, 0.01, 0.02, 0.04 each pass their threshold: all rejected, where Bonferroni
+    # (p <= 0.0125) rejects only the first two.
+    assert holm([0.01, 0.04, 0.02, 0.005]) == [True, True, True, True]
+    assert holm([0.2, 0.5]) == [False, False]
+    assert holm([]) == []
+    assert holm([0.03, 0.03], alpha=0.05) == [False, False]  # 0.03 > 0.05 / 2
+    assert holm([0.02, 0.02], alpha=0.05) == [True, True]  # ties: 0.02 <= 0.025, then <= 0.05
+
+
+def _holm_by_adjusted_p(ps, alpha):
+    """Holm through its adjusted p-values, max_{i<=j} min(1, (m - i + 1) p_(i)) (an independent
+    formulation of the same procedure)."""
+    m = len(ps)
+    order = sorted(range(m), key=ps.__getitem__)
+    adj, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adj[i] = running
+    return [a <= alpha for a in adj]
+
+
+def _random_families():
+    rng = random.Random(2)
+    return [[rng.random() ** 3 for _ in range(rng.randint(1, 15))] for _ in range(300)]
+
+
+def test_holm_matches_its_adjusted_p_value_form():
+    for ps in _random_families():  # cubed uniforms: many small p-values
+        for alpha in (0.05, 0.1):
+            assert holm(ps, alpha) == _holm_by_adjusted_p(ps, alpha)
+
+
+def test_holm_matches_statsmodels():
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    for ps in _random_families():
+        reject, *_ = multitest.multipletests(ps, alpha=0.05, method="holm")
+        assert holm(ps) == list(reject)
+
+
+def test_holm_refuses_bad_p_values():
+    with pytest.raises(ValueError, match="p-values"):
+        holm([0.1, math.nan])
+    with pytest.raises(ValueError, match="p-values"):
+        holm([1.5])
