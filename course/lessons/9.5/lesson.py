@@ -2060,10 +2060,11 @@ else:
 #   finish is still rewarded relative to being cut off, but a wrong finish scores the same 0 as a
 #   cut-off one, and only the wrong finish's tokens are pushed down: on a hard prompt, where correct
 #   finishes are rare, nothing pushes towards stopping, and in lesson 9.4's bandit P(truncated)
-#   rises under this loss-only mask before it falls [9.4-9]. The course teaches DAPO's final choice, the soft
-#   overlong penalty, and the risk that masking removes the only signal against never stopping;
-#   level B takes the mask for a 10-step smoke run and watches `truncation_rate`, and a longer run
-#   should use the soft penalty (`trl.rewards.get_soft_overlong_punishment`) instead [9.5-16].
+#   rises under this loss-only mask before it falls [9.4-9]. DAPO's final recipe keeps its overlong
+#   filtering and adds a soft overlong penalty, which puts a signal against never stopping back in
+#   the reward [9.4-10]; the course teaches the risk that masking alone removes that signal. Level B
+#   takes the mask alone for a 10-step smoke run and watches `truncation_rate`, and a longer run
+#   should add the soft penalty (`trl.rewards.get_soft_overlong_punishment`) [9.5-16].
 # - `fp16=True` on a T4 (TRL 1.16 sets `bf16=True` unless `fp16` is set): the T4 has no bfloat16. Qwen3
 #   models are published in bf16, and bf16 has float32's exponent range while fp16 stops at 65 504,
 #   so activations that a bf16-trained model produces can overflow to inf in fp16. The symptoms are
