@@ -265,7 +265,7 @@ def lesson_phrases(record: dict) -> list[str]:
     return [
         f"main-run gain across the {len(gains)} seeds: {min(gains):+.2f} to {max(gains):+.2f}, "
         f"mean {sum(gains) / len(gains):+.2f}",
-        "the K = 8 sweep's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
+        "its gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
         f"the first {first['initial_pass_rate']['prompts']} of the {first['n_heldout']} held-out prompts",
         f"{len(reported_intervals(record))} paired 95% intervals",
         holm_phrase(record),

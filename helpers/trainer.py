@@ -179,8 +179,8 @@ class GRPOTrainer:
             warnings.warn(
                 "rollouts use temperature/top-k/top-p other than plain sampling at T=1: the "
                 "completions then come from a tempered or truncated distribution, not from the "
-                "policy itself, so a step that rescores them with the untempered policy computes "
-                "ratios against the wrong sampler (off-policy). Use the stored behaviour "
+                "policy itself, so a step that rescores them with the untempered policy treats "
+                "them as samples of that policy (off-policy). Use the stored behaviour "
                 "log-probs or interpret with care.",
                 stacklevel=3,
             )

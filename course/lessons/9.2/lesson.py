@@ -105,9 +105,13 @@ print("tokens 3, 4 have behaviour probability", np.exp(beh[3:]), "- they are nev
 # $\epsilon=0.2$ clipping would already fire, on pure bookkeeping [9.2-13]. TRL 1.16 scores tokens
 # with the logits divided by its `temperature`, but applies no top-$k$/top-$p$ there: those settings
 # reach only the generator. With `top_k` or `top_p` set, the old log-probs its ratio divides by are
-# those of the tempered full softmax, not of the distribution the tokens were drawn from; on every
-# kept token the two differ by the same amount, the log of the tempered mass that the truncation
-# keeps [9.2-13]. Numerical check that the sampler really follows the processed distribution, not
+# those of the tempered full softmax, not of the distribution the tokens were drawn from; at a given
+# position every kept token's two log-probs differ by the same amount, the log of the tempered mass
+# that the truncation keeps [9.2-13]. On-policy the ratio itself stays 1 (numerator and denominator
+# are both the tempered full softmax), so nothing flags this: the gradient is off-policy without a
+# correction. With vLLM generation TRL can reweight the loss by the sampler's own log-probs
+# (`vllm_importance_sampling_correction`, on by default), which is where the sampler's processing
+# can enter; the transformers generation path has no such weight. Numerical check that the sampler really follows the processed distribution, not
 # the raw one, and of that constant offset:
 
 # %%
@@ -648,6 +652,7 @@ assert np.allclose(e_rloo - target, -(p_len @ r_len) * grad_inv_len)
 assert np.linalg.norm(e_rloo - target) > 1e-3
 assert np.allclose(e_mean, 2 / 3 * e_rloo)  # the (G-1)/G relation survives the 1/|o| weight
 assert not np.allclose(e_mean, 2 / 3 * target, atol=1e-3)  # ... but not as a shrink of the target
+assert np.ptp(e_mean / target) > 0.1  # the ratio to the target differs from coordinate to coordinate
 
 # %% [markdown]
 # With $w=1$ the baseline's term vanishes to rounding; with $w=1/|o|$ it is the gradient of

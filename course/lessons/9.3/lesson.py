@@ -220,7 +220,12 @@ G, L = len(lengths), 16
 w_resp = 1 / (G * lengths)
 w_const = np.full(G, 1 / (G * L))
 w_tok = np.full(G, 1 / lengths.sum())
-assert np.all(np.diff(w_resp) < 0)  # "response": the shorter the response, the larger each token's weight
+# the "response" weight is the gradient of the per-response mean: autograd on a float64 loss
+x = torch.zeros(G, L, dtype=torch.float64, requires_grad=True)
+m = (torch.arange(L)[None, :] < torch.as_tensor(lengths)[:, None]).double()
+((x * m).sum(1) / m.sum(1)).mean().backward()
+w_auto = x.grad[:, 0].numpy()  # d loss / d (first token's term) of each response
+assert np.allclose(w_auto, w_resp) and np.all(np.diff(w_auto) < 0)  # shorter: larger per-token push
 print("length               ", lengths)
 print("per-token weight  response:", w_resp, " constant:", w_const, " token:", w_tok)
 print(
@@ -415,8 +420,8 @@ for n_accum in (1, 2):
 # 3. **Token-level loss**: the `"token"` reduction of 9.3.2.
 # 4. **Overlong reward shaping**: the paper first masks the loss of truncated responses (overlong
 #    filtering), then adds a soft length penalty near the limit (below). Its ablation table is
-#    cumulative (each row adds one technique to the row above), and the final DAPO row keeps the
-#    filtering together with the penalty [9.3-4]: truncated responses get no gradient, and responses
+#    cumulative (each row adds one technique to the row above), and, as the table presents it, the
+#    final DAPO row keeps the filtering together with the penalty [9.3-4]: truncated responses get no gradient, and responses
 #    that run into the soft zone before the limit are penalised.
 #
 # ### Clip-Higher
@@ -509,8 +514,8 @@ np.testing.assert_allclose(_out[1], [-0.8, -1.0, -1.25, -1.4], atol=1e-12,
 # function is continuous. The step studied first, **masking truncated responses**, is TRL's
 # `mask_truncated_completions=True`: a truncated response then gets no gradient of its own (in DAPO's
 # final run, on top of the penalty). Its reward still counts: TRL 1.16 computes every completion's
-# reward and the group's mean and std before any mask is read, so the truncated response still moves
-# the baseline and the scale of the other responses' advantages [9.3-12].
+# reward and the group's mean and std from every completion, and that code never reads the truncation
+# mask, so the truncated response still moves the baseline and the scale of the other responses' advantages [9.3-12].
 
 
 # %% [solution] id=overlong_reward

@@ -1025,7 +1025,8 @@ if lab is not None:
 # the same history on the same CPU build (one thread, seeded generators). The course ships the
 # history its reference functions produced (`helpers/data/gru_lab_smoke.json`). With functions that
 # compute the same numbers in the same order, on the CPU and torch float-kernel path that made the
-# shipped history (a passport's `machine` entry names them, where it has one), your run matches it
+# shipped history (which its passport does not record: it predates the `machine` entry that
+# today's passports carry), your run matches it
 # to the last digit. On another CPU the float rounding differs; so does a different but correct
 # formula (another summation order, a hand-written std) in the last bits of float32. Either way a
 # sampled token then flips and the histories part ways. That is a property of RL loops, not an
@@ -1926,9 +1927,10 @@ if RUN_BASELM:
 # chance: which held-out prompts were drawn, for *one* trained policy. It does not cover the
 # training run itself (the seed's prompt order, samples and adapter start), and that can vary
 # more. Across seeds the main run agrees with itself (main-run gain across the 3 seeds: +0.32 to
-# +0.35, mean +0.34), but the K = 8 sweep's gain seed 0: +0.07 [-0.00, +0.13]; seed 1: -0.18
-# [-0.25, -0.10]; seed 2: +0.12 [+0.07, +0.18]: narrow intervals on both sides of 0, so each
-# describes its own policy and none of them the configuration. Two more limits. The prompts are
+# +0.35, mean +0.34), but the 30-step K = 8 run of the group-size sweep below does not: its
+# gain seed 0: +0.07 [-0.00, +0.13]; seed 1: -0.18
+# [-0.25, -0.10]; seed 2: +0.12 [+0.07, +0.18]: one interval that reaches 0 and two narrow ones on
+# opposite sides of it, so each describes its own policy and none of them the configuration. Two more limits. The prompts are
 # not independent of the choices: the initial pass-rate profile above (the data passport's
 # $P_{\text{info}}$) is measured on the first 48 of the 199 held-out prompts that the runs then
 # report, the figures BaseLM's passport records from its build come from a prefix of the same
@@ -2059,7 +2061,8 @@ else:
 #   (0) stays in its group's mean and std, and only its own loss terms are dropped. So a *correct*
 #   finish is still rewarded relative to being cut off, but a wrong finish scores the same 0 as a
 #   cut-off one, and only the wrong finish's tokens are pushed down: on a hard prompt, where correct
-#   finishes are rare, nothing pushes towards stopping, and in lesson 9.4's bandit P(truncated)
+#   finishes are rare, little pushes towards stopping (only the rare correct finish), the
+#   probability the wrong finishes lose can flow to truncation, and in lesson 9.4's bandit P(truncated)
 #   rises under this loss-only mask before it falls [9.4-9]. DAPO's final recipe keeps its overlong
 #   filtering and adds a soft overlong penalty, which puts a signal against never stopping back in
 #   the reward [9.4-10]; the course teaches the risk that masking alone removes that signal. Level B
