@@ -38,13 +38,15 @@ sys.path.insert(0, str(ROOT))
 
 
 def _nbgrader(root: Path, *args: str, code: Path = ROOT) -> tuple[float, float]:
-    """Run nbgrader in the course ``root`` with the grading code of the checkout ``code``."""
+    """Run nbgrader in the course ``root`` with the grading code of the checkout ``code`` (this
+    checkout: the command the course runs, course/grading/nbgrader_cli.py; another: ``nbgrader``)."""
+    from course.grading.common import NBGRADER
+
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(code))
+    cmd = NBGRADER if code == ROOT else [str(BIN / "nbgrader")]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run(
-        [str(BIN / "nbgrader"), *args], cwd=root, env=env, capture_output=True, text=True
-    )
+    out = subprocess.run([*cmd, *args], cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

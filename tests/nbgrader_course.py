@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from course.grading import sandbox
+from course.grading.common import NBGRADER
 from tests.conftest import ROOT
 
 BIN = Path(sys.executable).parent
@@ -40,7 +41,7 @@ class Course:
         env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
         if args and args[0] in ("autograde", "validate") and TRUSTED:
             args = (*args, "--GuardedExecute.sandbox=none")
-        out = subprocess.run([str(BIN / "nbgrader"), *args], cwd=self.root, env=env,
+        out = subprocess.run([*NBGRADER, *args], cwd=self.root, env=env,
                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
         if check and out.returncode != 0:
             raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")

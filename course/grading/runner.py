@@ -24,8 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from course.grading import sandbox
-from course.grading.common import BIN, ROOT, db_url, nbgrader, nbgrader_env
+from course.grading import common, sandbox
+from course.grading.common import ROOT, db_url, nbgrader, nbgrader_env
 
 UNSAFE = ("NONE (--trusted-students): student code ran with the instructor's rights, network and "
           "files; UNSAFE for work from strangers")  # fmt: skip
@@ -119,7 +119,7 @@ def _grade_one(lesson: str, student: str, root: Path, url: str, extra: list[str]
     # 107 bytes (a long student id would make the kernel or the grading channel fail to start)
     tmp = tempfile.mkdtemp(prefix=f"g{hashlib.sha256(student.encode()).hexdigest()[:8]}-")
     env = nbgrader_env(root, TMPDIR=tmp)
-    cmd = [str(BIN / "nbgrader"), "autograde", lesson, "--force", "--student", student,
+    cmd = [*common.NBGRADER, "autograde", lesson, "--force", "--student", student,
            f"--CourseDirectory.db_url={url}", *extra]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
