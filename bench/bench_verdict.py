@@ -112,9 +112,20 @@ def _class(tmp: Path, code: Path, lesson: str, size: int, plain: bool) -> tuple[
     return wall, int(full[0].split()[1])
 
 
-def _row(name: str, wall: dict, cpu: dict) -> list[str]:
+def _tested(code: Path, lesson: str) -> str:
+    """ "cells/points" of the autograded test cells of ``lesson`` in the checkout ``code`` (the
+    lessons changed between the base and today: a ratio compares what each grades)."""
+    import json
+
+    nb = json.loads((code / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text())
+    meta = [c.get("metadata", {}).get("nbgrader", {}) for c in nb["cells"]]
+    tests = [m for m in meta if m.get("grade") and not m.get("solution")]
+    return f"{len(tests)}/{sum(m.get('points', 0) for m in tests):g}"
+
+
+def _row(name: str, wall: dict, cpu: dict, tested: str = "") -> list[str]:
     ratio = wall["plain"] / wall["base"]
-    return [name, f"{wall['base']:.1f}", f"{wall['plain']:.1f}", f"{ratio:.2f}x",
+    return [name, tested, f"{wall['base']:.1f}", f"{wall['plain']:.1f}", f"{ratio:.2f}x",
             "yes" if ratio <= GOAL else "NO", f"{wall['today']:.1f}",
             f"{wall['today'] / wall['base']:.2f}x", f"{cpu['base']:.1f}", f"{cpu['plain']:.1f}",
             f"{cpu['today']:.1f}", f"{cpu['today'] / cpu['base']:.2f}x"]  # fmt: skip
@@ -165,7 +176,8 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
                     cpu[k] += mcpu[k]
                 log(f"bench_verdict: {lesson}: " + ", ".join(
                     f"{k} {med[k]:.1f} s ({mcpu[k]:.1f} s CPU)" for k in who))  # fmt: skip
-                rows.append(_row(lesson, med, mcpu))
+                tested = f"{_tested(old, lesson)} -> {_tested(ROOT, lesson)}"
+                rows.append(_row(lesson, med, mcpu, tested))
             rows.append(_row("all", tot, cpu))
             klass = {}
             for k in who:
@@ -206,9 +218,11 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
         "process starts with the kernel and makes its imports (torch; transformers for 9.5) "
         "while the notebook runs: that shortens the wall time, not the CPU time, so both are "
         "shown (CPU: the machine's busy seconds during the grading, from /proc/stat: nbgrader, "
-        "the kernel and the verdict process, and whatever else ran).\n\n"
+        "the kernel and the verdict process, and whatever else ran). The lessons themselves "
+        "changed since the base (second column: where today grades more, as 9.4's diagnosis "
+        "clinic does, the ratio includes the added tests, not only the verdict's cost).\n\n"
     )
-    body = table(["lesson", "base wall s", "plain wall s", "plain/base", f"<= {GOAL}x",
+    body = table(["lesson", "test cells/points base -> today", "base wall s", "plain wall s", "plain/base", f"<= {GOAL}x",
                   "today wall s", "today/base", "base CPU s", "plain CPU s", "today CPU s",
                   "today/base CPU"], rows)  # fmt: skip
 

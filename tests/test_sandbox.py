@@ -1002,6 +1002,80 @@ def test_floods_of_ipc_shm_and_tmp_stop_at_their_caps_and_reach_no_host_folder(t
         loop.close()
 
 
+def test_the_kernel_imports_the_helpers_the_sandbox_mounts(tmp_path, monkeypatch):
+    """A grader whose ``helpers`` is another copy than the one the venv's editable install names
+    (a second clone, a mutation run's copy) gives its kernel that copy, the one it mounts."""
+    import asyncio
+    import sys
+
+    from jupyter_client import BlockingKernelClient
+
+    from course.grading import sandbox
+
+    clone = tmp_path / "clone"
+    (clone / "helpers").mkdir(parents=True)
+    (clone / "helpers" / "__init__.py").write_text("MARK = 'the grader copy'\n")
+    monkeypatch.syspath_prepend(str(clone))
+    for name in [m for m in sys.modules if m == "helpers" or m.startswith("helpers.")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert sandbox.helpers_dir() == (clone / "helpers").resolve()
+    work = tmp_path / "work"
+    work.mkdir()
+    loop = asyncio.new_event_loop()
+    km = sandbox.kernel_manager_class(sandbox.Limits())(kernel_name="python3")
+    loop.run_until_complete(km.start_kernel(cwd=str(work)))
+    try:
+        kc = BlockingKernelClient(connection_file=km.connection_file)
+        kc.load_connection_file()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
+        out = []
+        reply = kc.execute_interactive(
+            "import helpers; print(helpers.MARK, helpers.__file__)", timeout=60,
+            output_hook=lambda m: out.append(m["content"].get("text", "")))  # fmt: skip
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert "".join(out).split() == ["the", "grader", "copy",
+                                        str((clone / "helpers" / "__init__.py").resolve())]  # fmt: skip
+        kc.stop_channels()
+    finally:
+        loop.run_until_complete(km.shutdown_kernel(now=True))
+        loop.close()
+
+
+def test_socket_paths_are_checked_before_the_kernel_starts(tmp_path, monkeypatch, request):
+    """At the longest TMPDIR the check allows, the kernel and its grading server bind their
+    sockets; one byte longer, the manager refuses at once and says how to fix it."""
+    import asyncio
+    import tempfile
+
+    from course.grading import boundary, sandbox
+
+    # the longest name the check counts is the grading server's (boundary.install_server's)
+    assert boundary.SOCKET_NAME.fullmatch("course-0123456789ab.sock")
+    assert sandbox.LONGEST_SOCKET_NAME == len("/course-0123456789ab.sock")
+    room = sandbox.SUN_PATH_MAX - sandbox.LONGEST_SOCKET_NAME - len("/nbg-sandbox-12345678")
+    base = Path(tempfile.mkdtemp(prefix="s", dir="/tmp"))  # short: pytest's own folder is long
+    request.addfinalizer(lambda: __import__("shutil").rmtree(base, ignore_errors=True))
+    at_limit = base / ("p" * (room - len(str(base)) - 1))
+    over = base / ("q" * (room - len(str(base))))
+    at_limit.mkdir()
+    over.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(over))
+    with pytest.raises(RuntimeError, match=r"over the 107 .* fix: set TMPDIR to a short folder"):
+        sandbox.kernel_manager_class(sandbox.Limits())(kernel_name="python3")
+    assert not os.listdir(over), "the refused manager left its folder behind"
+    monkeypatch.setattr(tempfile, "tempdir", str(at_limit))
+    loop = asyncio.new_event_loop()
+    km = sandbox.kernel_manager_class(sandbox.Limits())(kernel_name="python3")
+    loop.run_until_complete(km.start_kernel(cwd=str(tmp_path)))
+    try:
+        path = boundary.install_server(km.connection_file, timeout=120)
+        assert len(os.fsencode(path)) == sandbox.SUN_PATH_MAX, path
+    finally:
+        loop.run_until_complete(km.shutdown_kernel(now=True))
+        loop.close()
+
+
 def _tree(root, depth: int, last: str, host_sock: str):
     """root/d0/.../d{depth-1}/s where s is ``last``: a socket, a link of some kind, or another
     file type. Returns the in-root path and the listening socket (kept open)."""

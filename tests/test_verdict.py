@@ -274,6 +274,9 @@ def test_an_in_place_change_fails_the_call_leaves_the_callers_data_and_aliasing_
     assert Remote(channel, "same_array")(b) is b
     v = Remote(channel, "a_view")(b)
     assert np.shares_memory(v, b) and v.tolist() == [1.0, 2.0, 3.0, 4.0]
+    with pytest.raises(ValueError, match="read-only"):  # a view, but not a way into the input
+        v[0] = 99.0
+    assert b.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     c = Remote(channel, "a_copy")(b)
     assert not np.shares_memory(c, b) and c.tolist() == b.tolist()
 
@@ -456,6 +459,22 @@ def test_crafted_answers_never_escape_as_anything_but_a_failed_call():
     assert ch.served == len(crafted), "a crafted answer was never read"
     assert AttributeError not in outcomes, outcomes  # the channel itself broke, not the answer
     assert arr.tolist() == [0.0, 1.0, 2.0], "a forged answer wrote into the caller's argument"
+    # forged alias claims (every offset and stride a view of arr with the answer's values can
+    # have): the answer may share memory with the input, never write into it
+    forged = [
+        env(["ok", ok(arr[k:].copy()), [[[], 0, 8 * k, [8], False]], None, [], []])
+        for k in range(3)
+    ]
+    forged += [env(["ok", ok(arr[::-1].copy()), [[[], 0, 16, [-8], False]], None, [], []]),
+               env(["ok", ok([arr[1:].copy(), 1]), [[[0], 0, 8, [8], False]], None, [], []])]  # fmt: skip
+    ch = _forged(forged)
+    for _ in forged:
+        got = Remote(ch, "f")(arr)
+        view = got[0] if type(got) is list else got
+        assert np.shares_memory(view, arr) and not view.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            view[...] = -1.0
+    assert arr.tolist() == [0.0, 1.0, 2.0]
     from course.grading.boundary import Live, NotPlainReturn
 
     assert Live not in outcomes and wire.Ref not in outcomes, outcomes

@@ -762,6 +762,10 @@ class Channel:
             nan_ok = leaf.dtype.kind in "fc"
             if view is None or not np.array_equal(view, leaf, equal_nan=nan_ok):
                 continue
+            if view is not arg:
+                # the claim is the kernel's word: the view shows the test that the answer shares
+                # memory with its input (np.shares_memory), but cannot be used to write into it
+                view.flags.writeable = False
             if not path:
                 value = view
             elif type(value) is list:

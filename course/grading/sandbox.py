@@ -45,6 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MiB = 1024 * 1024
+# A Unix socket's path has at most 107 bytes (sun_path is 108 with its NUL). The longest socket
+# name under the sandbox's ipc folder: the grading server's "/course-<12 hex>.sock" (the kernel's
+# own are "/k-<port>", the grader's links "/links/k-<port>").
+SUN_PATH_MAX = 107
+LONGEST_SOCKET_NAME = len("/course-0123456789ab.sock")
 # Environment variables the kernel gets again after --clearenv (values taken from the grader's).
 ENV_KEEP = ["NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "COURSE_SMOKE", "OMP_NUM_THREADS",
             "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TORCH_NUM_THREADS", "LANG", "TZ"]  # fmt: skip
@@ -94,12 +99,20 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def helpers_dir() -> Path | None:
+    """The ``helpers`` package the grader imports (its PYTHONPATH first, as for the verdict
+    process): the copy mounted in the sandbox, and the one the kernel is told to import."""
+    spec = importlib.util.find_spec("helpers")
+    if spec is None or not spec.origin:
+        return None
+    return Path(spec.origin).resolve().parent
+
+
 def _ro_paths(lesson_dirs: list[Path]) -> list[Path]:
     """Host folders the kernel may read: Python, the venv, helpers/, BaseLM, the lesson's files."""
     paths = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent.parent]
-    spec = importlib.util.find_spec("helpers")
-    if spec is not None and spec.origin:
-        helpers = Path(spec.origin).resolve().parent
+    helpers = helpers_dir()
+    if helpers is not None:
         paths += [helpers, helpers.parent / "artifacts" / "baselm"]
     if os.environ.get("BASELM_DIR"):
         paths.append(Path(os.environ["BASELM_DIR"]))
@@ -197,6 +210,9 @@ def bwrap_command(kernel_cmd: list[str], cwd: str, ipc_dir: str, limits: Limits,
            "MPLCONFIGDIR": "/tmp/.mpl", "XDG_CACHE_HOME": "/tmp/.cache", "MPLBACKEND": "agg",
            "LANG": "C.UTF-8"}  # fmt: skip
     env.update({k: os.environ[k] for k in ENV_KEEP if k in os.environ})
+    helpers = helpers_dir()
+    if helpers is not None:  # the mounted copy, not one the venv's editable install may name
+        env["PYTHONPATH"] = str(helpers.parent)
     for k, v in env.items():
         args += ["--setenv", k, v]
     args += _system_mounts()
@@ -311,6 +327,15 @@ def kernel_manager_class(limits: Limits, lesson_dirs: list[Path] = ()):
         def __init__(self, **kw):
             super().__init__(**kw)
             self._sandbox_dir = tempfile.mkdtemp(prefix="nbg-sandbox-")
+            need = len(os.fsencode(self._sandbox_dir)) + LONGEST_SOCKET_NAME
+            if need > SUN_PATH_MAX:  # say so now, not as a kernel that never answers
+                shutil.rmtree(self._sandbox_dir, ignore_errors=True)
+                raise RuntimeError(
+                    f"grading sandbox: the kernel's socket paths under {tempfile.gettempdir()} "
+                    f"would be {need} bytes, over the {SUN_PATH_MAX} a Unix socket path may "
+                    "have; fix: set TMPDIR to a short folder (for example TMPDIR=/tmp) and "
+                    "grade again"
+                )
             os.mkdir(os.path.join(self._sandbox_dir, "seed"))
             weakref.finalize(self, shutil.rmtree, self._sandbox_dir, True)
             self.transport = "ipc"
