@@ -67,6 +67,12 @@ def test_the_course_command_is_nbgrader(tmp_path):
 
     ours, theirs = both("--version")
     assert ours.returncode == theirs.returncode == 0, ours.stderr
+    # the course's command really defers the import (nbgrader's own script does not)
+    profiled = [subprocess.run([*cmd, "--version"], cwd=tmp_path, capture_output=True, text=True,
+                               env={**env, "PYTHONPROFILEIMPORTTIME": "1"})
+                for cmd in (NBGRADER, [str(BIN / "nbgrader")])]  # fmt: skip
+    assert "rfc3987_syntax.syntax_helpers" not in profiled[0].stderr
+    assert "rfc3987_syntax.syntax_helpers" in profiled[1].stderr
     assert ours.stdout == theirs.stdout and "nbgrader version" in ours.stdout
     ours, theirs = both("autograde", "no-such-lesson", "--student", "x")  # fails, the same way
     assert ours.returncode == theirs.returncode != 0

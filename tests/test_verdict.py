@@ -475,6 +475,9 @@ def test_crafted_answers_never_escape_as_anything_but_a_failed_call():
         with pytest.raises(ValueError, match="read-only"):
             view[...] = -1.0
     assert arr.tolist() == [0.0, 1.0, 2.0]
+    # a forged "I returned the argument itself" hands the test its own input, as `return x` would
+    ch = _forged([env(["ok", ok(arr.copy()), [[[], 0, 0, [8], True]], None, [], []])])
+    assert Remote(ch, "f")(arr) is arr
     from course.grading.boundary import Live, NotPlainReturn
 
     assert Live not in outcomes and wire.Ref not in outcomes, outcomes

@@ -34,7 +34,7 @@ class _Deferred(types.ModuleType):
 
 def _real() -> types.ModuleType:
     if type(sys.modules.get(DEFERRED)) is _Deferred:
-        del sys.modules[DEFERRED]
+        sys.modules.pop(DEFERRED, None)  # pop: another thread may have got here first
     return importlib.import_module(DEFERRED)
 
 
@@ -47,7 +47,11 @@ def defer_slow_imports() -> bool:
     # ``from rfc3987_syntax import is_valid_syntax`` (jsonschema's only use) reads the name at
     # import time, so that name is a function of the stand-in rather than a module attribute
     def is_valid_syntax(term: str, value: str) -> bool:
-        return _real().is_valid_syntax(term, value)
+        try:
+            real = _real()
+        except ImportError:  # where the real import fails, jsonschema has no "iri" check at all
+            return True  # and a format it does not check always conforms
+        return real.is_valid_syntax(term, value)
 
     stub.is_valid_syntax = is_valid_syntax
     sys.modules[DEFERRED] = stub

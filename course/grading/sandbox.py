@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MiB = 1024 * 1024
-# A Unix socket's path has at most 107 bytes (sun_path is 108 with its NUL). The longest socket
+# A Unix socket's path has at most 107 bytes (sun_path is 108 with its NUL; ZeroMQ's limit for the
+# kernel's sockets; Linux would take 108 for the server's, which this bound leaves one byte under). The longest socket
 # name under the sandbox's ipc folder: the grading server's "/course-<12 hex>.sock" (the kernel's
 # own are "/k-<port>", the grader's links "/links/k-<port>").
 SUN_PATH_MAX = 107
