@@ -123,6 +123,68 @@ def _tested(code: Path, lesson: str) -> str:
     return f"{len(tests)}/{sum(m.get('points', 0) for m in tests):g}"
 
 
+def _cells(code: Path, lesson: str) -> list[tuple[str | None, str]]:
+    """(grade_id of a test cell or None, source) of every code cell of the source notebook."""
+    import json
+
+    nb = json.loads((code / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text())
+    out = []
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            m = c.get("metadata", {}).get("nbgrader", {})
+            gid = m.get("grade_id") if m.get("grade") and not m.get("solution") else None
+            out.append((gid, "".join(c["source"])))
+    return out
+
+
+def _split(old: Path, lesson: str, reps: int) -> dict:
+    """Where a lesson's grading time went when the lesson grew (more test cells, more demo cells):
+    each checkout's notebook run cell by cell in one plain kernel (no sandbox; the same for both),
+    and today's verdict timed per test cell. Seconds, medians over ``reps``: ``demo`` = (today's
+    non-test cells) - (the base's); ``new_visible`` = today's test cells the base does not have, run
+    in the kernel; ``new_verdict`` / ``old_verdict`` = today's verdict for the test cells the base
+    does not have / has."""
+    from jupyter_client.manager import start_new_kernel
+
+    from course.grading.boundary import Channel, install_server
+    from course.grading.verdict import run_lesson, trusted_tests
+
+    base_ids = {g for g, _ in _cells(old, lesson) if g}
+    env = dict(os.environ, NBGRADER_EXECUTION="autograde")
+    got: dict[str, list[float]] = {}
+    for _ in range(reps):
+        for name, code in (("base", old), ("today", ROOT)):
+            km, kc = start_new_kernel(kernel_name="python3", env=env,
+                                      cwd=str(code / "source_notebooks" / lesson))  # fmt: skip
+            try:
+                server = install_server(km.connection_file, timeout=60) if name == "today" else None
+                t = {"demo": 0.0, "new_visible": 0.0, "new_verdict": 0.0, "old_verdict": 0.0}
+                for gid, src in _cells(code, lesson):
+                    t0 = time.perf_counter()
+                    kc.execute_interactive(src, timeout=600, output_hook=lambda m: None)
+                    dt = time.perf_counter() - t0
+                    if gid is None:
+                        t["demo"] += dt
+                    elif name == "today" and gid not in base_ids:
+                        t["new_visible"] += dt
+                if name == "today":
+                    ch = Channel(km.connection_file, timeout=120, server=server)
+                    for gid in trusted_tests(lesson):
+                        t0 = time.perf_counter()
+                        list(run_lesson(ch, lesson, cells=[gid]))
+                        key = "old_verdict" if gid in base_ids else "new_verdict"
+                        t[key] += time.perf_counter() - t0
+                    ch.close()
+                for k, v in t.items():
+                    got.setdefault(f"{name}_{k}", []).append(v)
+            finally:
+                kc.stop_channels()
+                km.shutdown_kernel(now=True)
+    med = {k: statistics.median(v) for k, v in got.items()}
+    return {"demo": med["today_demo"] - med["base_demo"], "new_visible": med["today_new_visible"],
+            "new_verdict": med["today_new_verdict"], "old_verdict": med["today_old_verdict"]}  # fmt: skip
+
+
 def _row(name: str, wall: dict, cpu: dict, tested: str = "") -> list[str]:
     ratio = wall["plain"] / wall["base"]
     return [name, tested, f"{wall['base']:.1f}", f"{wall['plain']:.1f}", f"{ratio:.2f}x",
@@ -156,6 +218,7 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
             who = {"base": (old, plain), "plain": (ROOT, plain), "today": (ROOT, NBGRADER)}
             courses = {k: _course(tmp / f"grade-{k}", c, lessons) for k, (c, _) in who.items()}
             rows = []
+            splits: list[str] = []
             tot = dict.fromkeys(who, 0.0)
             cpu = dict.fromkeys(who, 0.0)
             for lesson in lessons:
@@ -178,6 +241,26 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
                     f"{k} {med[k]:.1f} s ({mcpu[k]:.1f} s CPU)" for k in who))  # fmt: skip
                 tested = f"{_tested(old, lesson)} -> {_tested(ROOT, lesson)}"
                 rows.append(_row(lesson, med, mcpu, tested))
+                if {g for g, _ in _cells(old, lesson) if g} != {
+                    g for g, _ in _cells(ROOT, lesson) if g
+                }:
+                    sp = _split(old, lesson, reps)
+                    added = sp["demo"] + sp["new_visible"] + sp["new_verdict"]
+                    like = med["plain"] - added
+                    splits.append(
+                        f"**{lesson} grew** (its test cells differ from the base's): of plain's "
+                        f"{med['plain']:.1f} s, about {added:.1f} s is what the base did not grade at "
+                        f"all: {sp['demo']:.1f} s more demo cells, {sp['new_visible']:.1f} s the new "
+                        f"test cells' visible tests in the kernel, {sp['new_verdict']:.1f} s their "
+                        f"verdict (the base's test cells take {sp['old_verdict']:.1f} s of today's "
+                        f"verdict). Like for like, plain less that is {like:.1f} s, "
+                        f"{like / med['base']:.2f}x the base "
+                        f"({'within' if like / med['base'] <= GOAL else 'over'} the {GOAL}x goal). "
+                        "The split is measured in one plain kernel per checkout, outside the "
+                        f"sandbox (median of {reps}), so it is an estimate of the sandboxed "
+                        "difference, not a part of it measured in place."
+                    )
+                    log(f"bench_verdict: {lesson} split {sp}")
             rows.append(_row("all", tot, cpu))
             klass = {}
             for k in who:
@@ -233,7 +316,8 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
         return f"{klass[k][0] / klass['base'][0]:.2f}x the base"
 
     tail = (
-        f"\n\n**Class run.** {class_size} reference submissions of {class_lesson}, "
+        "".join(f"\n\n{t}" for t in splits)
+        + f"\n\n**Class run.** {class_size} reference submissions of {class_lesson}, "
         "`runner.autograde` on 2 workers (today's and plain's include the preflight's two canary "
         "gradings, side by side on the 2 workers, which the base does not run): "
         f"base {klass['base'][0]:.1f} s ({klass['base'][1]}/{class_size} full marks); "
