@@ -115,16 +115,13 @@ def _class(tmp: Path, code: Path, lesson: str, size: int, plain: bool) -> tuple[
 def _tested(code: Path, lesson: str) -> str:
     """ "cells/points" of the autograded test cells of ``lesson`` in the checkout ``code`` (the
     lessons changed between the base and today: a ratio compares what each grades)."""
-    import json
-
-    nb = json.loads((code / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text())
-    meta = [c.get("metadata", {}).get("nbgrader", {}) for c in nb["cells"]]
-    tests = [m for m in meta if m.get("grade") and not m.get("solution")]
+    tests = [m for m, _ in _cells(code, lesson) if m]
     return f"{len(tests)}/{sum(m.get('points', 0) for m in tests):g}"
 
 
-def _cells(code: Path, lesson: str) -> list[tuple[str | None, str]]:
-    """(grade_id of a test cell or None, source) of every code cell of the source notebook."""
+def _cells(code: Path, lesson: str) -> list[tuple[dict | None, str]]:
+    """(nbgrader metadata of an autograded test cell, else None; source) of every code cell of
+    the source notebook in the checkout ``code``."""
     import json
 
     nb = json.loads((code / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text())
@@ -132,9 +129,14 @@ def _cells(code: Path, lesson: str) -> list[tuple[str | None, str]]:
     for c in nb["cells"]:
         if c["cell_type"] == "code":
             m = c.get("metadata", {}).get("nbgrader", {})
-            gid = m.get("grade_id") if m.get("grade") and not m.get("solution") else None
-            out.append((gid, "".join(c["source"])))
+            out.append(
+                (m if m.get("grade") and not m.get("solution") else None, "".join(c["source"]))
+            )
     return out
+
+
+def _test_ids(code: Path, lesson: str) -> set[str]:
+    return {m["grade_id"] for m, _ in _cells(code, lesson) if m}
 
 
 def _split(old: Path, lesson: str, reps: int) -> dict:
@@ -149,7 +151,7 @@ def _split(old: Path, lesson: str, reps: int) -> dict:
     from course.grading.boundary import Channel, install_server
     from course.grading.verdict import run_lesson, trusted_tests
 
-    base_ids = {g for g, _ in _cells(old, lesson) if g}
+    base_ids = _test_ids(old, lesson)
     env = dict(os.environ, NBGRADER_EXECUTION="autograde")
     got: dict[str, list[float]] = {}
     for _ in range(reps):
@@ -159,7 +161,8 @@ def _split(old: Path, lesson: str, reps: int) -> dict:
             try:
                 server = install_server(km.connection_file, timeout=60) if name == "today" else None
                 t = {"demo": 0.0, "new_visible": 0.0, "new_verdict": 0.0, "old_verdict": 0.0}
-                for gid, src in _cells(code, lesson):
+                for meta, src in _cells(code, lesson):
+                    gid = meta and meta["grade_id"]
                     t0 = time.perf_counter()
                     kc.execute_interactive(src, timeout=600, output_hook=lambda m: None)
                     dt = time.perf_counter() - t0
@@ -171,7 +174,9 @@ def _split(old: Path, lesson: str, reps: int) -> dict:
                     ch = Channel(km.connection_file, timeout=120, server=server)
                     for gid in trusted_tests(lesson):
                         t0 = time.perf_counter()
-                        list(run_lesson(ch, lesson, cells=[gid]))
+                        failed = [v for v in run_lesson(ch, lesson, cells=[gid]) if not v.passed]
+                        if failed:  # a verdict that fails the reference is not a timing of it
+                            raise SystemExit(f"split {lesson}: the reference failed {failed}")
                         key = "old_verdict" if gid in base_ids else "new_verdict"
                         t[key] += time.perf_counter() - t0
                     ch.close()
@@ -241,9 +246,7 @@ def run(base: str, reps: int, class_size: int, class_lesson: str, lessons: list[
                     f"{k} {med[k]:.1f} s ({mcpu[k]:.1f} s CPU)" for k in who))  # fmt: skip
                 tested = f"{_tested(old, lesson)} -> {_tested(ROOT, lesson)}"
                 rows.append(_row(lesson, med, mcpu, tested))
-                if {g for g, _ in _cells(old, lesson) if g} != {
-                    g for g, _ in _cells(ROOT, lesson) if g
-                }:
+                if _test_ids(old, lesson) != _test_ids(ROOT, lesson):
                     sp = _split(old, lesson, reps)
                     added = sp["demo"] + sp["new_visible"] + sp["new_verdict"]
                     like = med["plain"] - added
