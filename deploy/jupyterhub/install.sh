@@ -42,7 +42,7 @@ fi
 echo "==> shared course files in $PREFIX (read-only for users; no solutions, no gradebook)"
 mkdir -p "$PREFIX"
 # The student bundle is what users may read; the instructor's course (with solutions) stays private.
-"$REPO/.venv/bin/python" "$REPO/course/instructor.py" bundle --out "$PREFIX/dist"
+(cd "$REPO" && .venv/bin/python -m course.instructor bundle --out "$PREFIX/dist")
 rm -rf "$PREFIX/course"
 mv "$PREFIX/dist/rlvr-grpo-module9" "$PREFIX/course"
 rm -rf "$PREFIX/dist"
