@@ -74,7 +74,12 @@ def main() -> None:
         exchange = H.prepare_exchange(base / "exchange")
         course = T._home(T.INSTRUCTOR) / "course"
         (course / "course").mkdir(parents=True)
-        for rel in ["nbgrader_config.py", "course/nbgrader_config.py", "course/build_lessons.py"]:
+        for rel in [
+            "nbgrader_config.py",
+            "course/nbgrader_config.py",
+            "course/__init__.py",
+            "course/build_lessons.py",
+        ]:
             shutil.copy(ROOT / rel, course / rel)
         for rel in ["grading", "lessons"]:  # the trusted verdict reads the hidden tests there
             shutil.copytree(ROOT / "course" / rel, course / "course" / rel)
