@@ -112,7 +112,9 @@ def bundle(out: Path, root: Path = ROOT) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m course.instructor",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("release", help="build source notebooks and generate the releases")

@@ -267,7 +267,9 @@ def interventions(jobs: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m dev.records.clinic_runs", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument(
         "--check", action="store_true", help="relabel the committed logs; fail on a change"
     )

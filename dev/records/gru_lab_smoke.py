@@ -168,7 +168,9 @@ def compare(new: dict, old: dict, rtol: float = 1e-6) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m dev.records.gru_lab_smoke", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--profile", default="smoke", choices=sorted(PROFILES))
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument(
