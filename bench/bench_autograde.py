@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 TARGET_S = 30.0
 TARGET_OVERHEAD = 0.10
-sys.path.insert(0, str(ROOT))
 
 
 def _nbgrader(root: Path, *args: str, code: Path = ROOT) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """A class on JupyterHub: the nbgrader exchange, the students' Jupyter settings, a checked collect.
 
 Used by deploy/jupyterhub/ (the install script and jupyterhub_config.py), by
-``course/instructor.py hub-collect`` and by tests/test_hub.py. Standard library + nbgrader only.
+``python -m course.instructor hub-collect`` and by tests/test_hub.py. Standard library + nbgrader only.
 
 The exchange follows nbgrader's documented layout (``c.Exchange.root``, world-writable, one folder per
 course id): ``<root>/<course>/outbound/<lesson>/`` (released, world-readable), ``inbound/`` (2733:

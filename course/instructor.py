@@ -1,15 +1,15 @@
 """The instructor's cycle, one command per step, on top of nbgrader (see course/INSTRUCTOR.md).
 
-    python course/instructor.py release [LESSON ...]      build_lessons.py + nbgrader generate_assignment
-    python course/instructor.py bundle [--out DIR]        the student bundle (folder + .tar.gz)
-    python course/instructor.py collect SRC LESSON ... [--replace]
+    python -m course.instructor release [LESSON ...]      build_lessons.py + nbgrader generate_assignment
+    python -m course.instructor bundle [--out DIR]        the student bundle (folder + .tar.gz)
+    python -m course.instructor collect SRC LESSON ... [--replace]
                                                           workspaces or zips -> submitted/<student>/<lesson>/
-    python course/instructor.py autograde LESSON [--student S] [--workers 2] [--timeout SECONDS]
+    python -m course.instructor autograde LESSON [--student S] [--workers 2] [--timeout SECONDS]
                                 [--notebook-timeout SECONDS] [--trusted-students] [--no-preflight]
-    python course/instructor.py feedback LESSON           nbgrader generate_feedback (hidden tests redacted)
-    python course/instructor.py export [--to grades.csv]  nbgrader export
-    python course/instructor.py hub-collect LESSON        JupyterHub: exchange -> submitted/ (forgeries refused)
-    python course/instructor.py solutions LESSON [--release] [--before-deadline]
+    python -m course.instructor feedback LESSON           nbgrader generate_feedback (hidden tests redacted)
+    python -m course.instructor export [--to grades.csv]  nbgrader export
+    python -m course.instructor hub-collect LESSON        JupyterHub: exchange -> submitted/ (forgeries refused)
+    python -m course.instructor solutions LESSON [--release] [--before-deadline]
                                                           worked solutions after the due date
 
 Each step prints the nbgrader command it runs. This file is the command line only; the grading
@@ -25,7 +25,9 @@ machinery is the package course/grading/:
 - ``collect``: refuses symlinks, devices, escaping names, oversized notebooks, zip bombs, an id
   claimed twice and a silent replacement; the submission time is the collect run's.
 
-Standard library + nbgrader only; run with the course venv (``.venv/bin/python``).
+Standard library + nbgrader only; run with the course venv (``.venv/bin/python``), as a module from
+the course root: that course's own ``course`` package is then the one imported (run by path, Python
+would take whichever checkout the venv was installed from).
 """
 
 from __future__ import annotations
@@ -37,15 +39,13 @@ import sys
 import tarfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from course.build_lessons import HIDDEN_BEGIN, HIDDEN_END
+from course.grading.collect import STUDENT_ID, collect, collect_report
+from course.grading.common import BIN, db_url, nbgrader
+from course.grading.runner import autograde
+from course.grading.sandbox import unavailable_reason
 
-from course.build_lessons import HIDDEN_BEGIN, HIDDEN_END  # noqa: E402
-from course.grading.collect import STUDENT_ID, collect, collect_report  # noqa: E402
-from course.grading.common import BIN, db_url, nbgrader  # noqa: E402
-from course.grading.runner import autograde  # noqa: E402
-from course.grading.sandbox import unavailable_reason  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 __all__ = ["BIN", "BUNDLE_FILES", "HIDDEN_BEGIN", "HIDDEN_END", "STUDENT_ID", "autograde",
            "bundle", "collect", "collect_report", "db_url", "nbgrader", "release",
@@ -112,7 +112,9 @@ def bundle(out: Path, root: Path = ROOT) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m course.instructor",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("release", help="build source notebooks and generate the releases")
@@ -171,4 +173,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    if __spec__ is None:  # run by path: the `course` imported above may be another checkout's
+        args = " ".join(sys.argv[1:])
+        sys.exit(f"run it as a module from the course root: python -m course.instructor {args}")
     main()

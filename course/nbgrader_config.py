@@ -5,7 +5,18 @@ instructor's versions with solutions and hidden tests), release/ (generated stud
 submitted/ (collected work), autograded/, feedback/.
 """
 
+import sys
 from pathlib import Path
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
 
 c = get_config()  # noqa: F821
 
@@ -45,10 +56,13 @@ c.IgnorePattern.pattern = r"(?s).*"
 # bubblewrap sandbox, takes each test cell's verdict from the trusted tests that run outside the
 # kernel, survives a killed kernel or a runaway cell, caps output). Hidden tests never reach a
 # notebook, so feedback has none to remove; SanitiseOutputs makes student output inert.
-# The package is imported from the repository this file belongs to; a throwaway course (tests) that
-# holds only this file finds it on PYTHONPATH (course/ is a namespace package).
-import sys  # noqa: E402
-
+# The package is imported from the course this file belongs to, not from wherever the venv was
+# installed: nbgrader runs this file by path (no package context), and on JupyterHub the instructor's
+# course is a clone of its own beside the shared venv's (deploy/jupyterhub/install.sh), so the one
+# path entry below binds a course to its own grading code, as the kernel's PYTHONPATH binds it to
+# its own helpers/. The course's commands (python -m course.instructor) start nbgrader with the
+# course root on PYTHONPATH already; a throwaway course (tests, bench) that holds only this file
+# gets the checkout's there.
 if (ROOT / "course" / "grading").is_dir() and str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -61,16 +75,6 @@ c.GuardedExecute.file_mb = 256  # largest file written (RLIMIT_FSIZE)
 c.GuardedExecute.workdir_mb = 1024  # working directory: a tmpfs of this size
 c.GuardedExecute.tmp_mb = 512  # /tmp: a tmpfs of this size
 c.GuardedExecute.notebook_timeout = 1800  # wall seconds per notebook (per cell: Execute.timeout)
-
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (  # noqa: E402
-    AssignLatePenalties,
-    CheckCellMetadata,
-    GetGrades,
-    IgnorePattern,
-    LimitOutput,
-    SaveAutoGrades,
-)
 
 from course.grading.safety import make_safety_classes  # noqa: E402
 from course.grading.sanitise import SanitiseOutputs  # noqa: E402

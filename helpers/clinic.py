@@ -1,6 +1,6 @@
 """Lesson 9.4's diagnosis clinic: the saved logs of real CPU-lab runs with induced pathologies.
 
-The instructor's generator (``make_clinic_runs``, in the course tree, not in the bundle) runs the
+The instructor's generator (``dev.records.clinic_runs``, in the repository, not in the bundle) runs the
 GRU lab (``helpers.gru_lab``) with a profile change and a ``Perturbation`` per run, keeps the dashboard keys below, and labels each
 run with the lesson's definitions. This module only reads the visible runs; the held-out runs the
 grader uses are not part of the student library.

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 # The end-to-end files: real nbgrader classes, notebook runs, servers, browsers, TRL on BaseLM,

@@ -21,23 +21,19 @@ import html
 import json
 import re
 import shutil
-import sys
 import tarfile
 import zipfile
 
 import nbformat
 import pytest
 
+from course import instructor
+from course.build_lessons import LESSONS
 from tests.conftest import ROOT
 from tests.grading import students as S
 from tests.grading.harness import Lesson, VariantFile, lessons_with_variants, run_variants
 from tests.nbgrader_course import TRUSTED, Course
 from tests.test_lessons import protected_lines
-
-sys.path.insert(0, str(ROOT / "course"))
-import instructor  # noqa: E402
-
-from course.build_lessons import LESSONS  # noqa: E402
 
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
 HEADER_ONLY = re.compile(r"(except|try|else|finally|elif|if|for|while|with)\b[^=#]{0,30}:")

@@ -210,7 +210,7 @@ REBUILD = ROOT / "course" / "records" / "baselm_rebuild.json"
 
 
 def test_the_committed_full_rebuild_has_the_calibrated_properties():
-    """A full rebuild from the seeded corpus (``python course/make_baselm_rebuild_record.py``,
+    """A full rebuild from the seeded corpus (``python -m dev.records.baselm_rebuild``,
     which runs ``./baselm.sh --rebuild``; about 6 minutes, so its result is committed): the same
     corpus and config as the shipped build, made by today's helpers/baselm.py, and the calibrated
     properties (CALIBRATION: greedy pass rates in a band wide enough for every supported CPU, most
@@ -220,7 +220,7 @@ def test_the_committed_full_rebuild_has_the_calibrated_properties():
     rec = json.loads(REBUILD.read_text())
     now = hashlib.sha256((ROOT / "helpers" / "baselm.py").read_bytes()).hexdigest()
     assert rec["baselm_py_sha256"] == now, (
-        "helpers/baselm.py changed since the rebuild record: python course/make_baselm_rebuild_record.py"
+        "helpers/baselm.py changed since the rebuild record: python -m dev.records.baselm_rebuild"
     )
     p = rec["passport"]
     shipped = json.loads((baselm.SHIPPED_DIR / "passport.json").read_text())

@@ -2,7 +2,7 @@
 
 ``course/instructor.py bundle`` ships release/, helpers/, the launch scripts, the requirements and
 two documents, and nothing else of the repository. A lesson, docstring or comment that names
-``course/make_lab_history.py`` or ``tests/test_x.py`` sends a student to a file they do not have.
+``dev/records/gru_lab_smoke.py`` or ``tests/test_x.py`` sends a student to a file they do not have.
 The test builds the bundle into a temporary folder, reads every shipped text (notebook cells, code
 and markdown alike, and .py .md .sh .toml .yml .txt files) and checks each path it mentions.
 
@@ -74,11 +74,11 @@ JOINED = re.compile(r"/\s*[rbf]?[\"']$")  # `folder / "x.json"`: a file inside a
 
 
 def repo_dirs(root: Path = ROOT) -> set[str]:
-    """Folder names of the repository (top level, and everything under course/ helpers/ tests/
+    """Folder names of the repository (top level, and everything under course/ dev/ helpers/ tests/
     bench/ scripts/ deploy/) plus the run-created ones: a slash path starting with one of them is a
     mention even without a file extension."""
     names = {p.name for p in root.iterdir() if p.is_dir()}
-    for top in ("course", "helpers", "tests", "bench", "scripts", "deploy"):
+    for top in ("course", "dev", "helpers", "tests", "bench", "scripts", "deploy"):
         if (root / top).is_dir():
             names |= {p.name for p in (root / top).rglob("*") if p.is_dir()}
     names |= {d.rstrip("/") for d in RUN_CREATED}
@@ -256,7 +256,7 @@ def test_every_allowed_entry_is_still_mentioned(student_bundle):
 # fmt: off
 SAMPLES = [
     # (line, shell script?, the mentions it holds)
-    ("regenerate it with: python course/make_lab_history.py", False, ["course/make_lab_history.py"]),
+    ("regenerate it with: python dev/records/gru_lab_smoke.py", False, ["dev/records/gru_lab_smoke.py"]),
     ("The tests live in `tests/test_verifiers.py`, see tests/ too.", False,
      ["tests/test_verifiers.py", "tests/"]),
     ("Speed (``bench/bench_sampler.py``, BENCHMARKS.md): each prompt", False,

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from course import make_clinic_runs as gen
+from dev.records import clinic_runs as gen
 from helpers.clinic import LABELS, WINDOW, load_clinic_runs, mean_f1, single_metric_baseline
 from tests.conftest import ROOT
 

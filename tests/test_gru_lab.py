@@ -6,12 +6,11 @@ import dataclasses
 import json
 import math
 import random
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
+from dev.records import gru_lab_smoke as mlh
 from helpers import gru_lab
 from helpers.gru_lab import (
     PROFILES,
@@ -33,9 +32,6 @@ from helpers.gru_lab import (
 )
 from helpers.policies import build_gru_policy
 from helpers.sampling import sample_groups
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "course"))
-import make_lab_history as mlh  # noqa: E402
 
 TOK = make_tokenizer()
 GRAMMAR = Grammar(TOK)

@@ -346,7 +346,6 @@ def hub_class():
         _add_user(INSTRUCTOR, passwords[INSTRUCTOR], [GROUP])
         for u in STUDENTS:
             _add_user(u, passwords[u], [GROUP])
-        sys.path.insert(0, str(ROOT))
         from course import hub as H
 
         exchange = H.prepare_exchange(base / "exchange")
@@ -354,8 +353,8 @@ def hub_class():
         (course / "course").mkdir(parents=True)
         # the grading code, and the lesson sources: the trusted verdict reads the hidden tests
         # there (course/build_lessons.py), in the instructor's private course, never a student's
-        for rel in ["nbgrader_config.py", "course/nbgrader_config.py", "course/instructor.py",
-                    "course/hub.py", "course/build_lessons.py"]:  # fmt: skip
+        for rel in ["nbgrader_config.py", "course/nbgrader_config.py", "course/__init__.py",
+                    "course/instructor.py", "course/hub.py", "course/build_lessons.py"]:  # fmt: skip
             shutil.copy(ROOT / rel, course / rel)
         for rel in ["grading", "lessons"]:
             shutil.copytree(ROOT / "course" / rel, course / "course" / rel,
@@ -457,17 +456,17 @@ def hub_class():
 
         # --- the instructor: collect, autograde (sandbox), feedback ------------------------------
         t = time.time()
-        collected = prof(str(VENV_BIN / "python"), "course/instructor.py", "hub-collect", lesson)
-        prof(str(VENV_BIN / "python"), "course/instructor.py", "hub-collect", "9.1")
+        collected = prof(str(VENV_BIN / "python"), "-m", "course.instructor", "hub-collect", lesson)
+        prof(str(VENV_BIN / "python"), "-m", "course.instructor", "hub-collect", "9.1")
         times["collect"] = time.time() - t
         t = time.time()
-        graded = prof(str(VENV_BIN / "python"), "course/instructor.py", "autograde", lesson,
+        graded = prof(str(VENV_BIN / "python"), "-m", "course.instructor", "autograde", lesson,
                       "--workers", "2", "--timeout", "60", check=False)  # fmt: skip
-        graded_91 = prof(str(VENV_BIN / "python"), "course/instructor.py", "autograde", "9.1",
+        graded_91 = prof(str(VENV_BIN / "python"), "-m", "course.instructor", "autograde", "9.1",
                          "--workers", "2", "--timeout", "60", check=False)  # fmt: skip
         times["autograde"] = time.time() - t
         t = time.time()
-        prof(str(VENV_BIN / "python"), "course/instructor.py", "feedback", lesson)
+        prof(str(VENV_BIN / "python"), "-m", "course.instructor", "feedback", lesson)
         prof("nbgrader", "release_feedback", lesson)
         for u in STUDENTS:
             as_user(u, "nbgrader", "fetch_feedback", lesson, config=student_cfg)
@@ -477,7 +476,7 @@ def hub_class():
             "/home", check=False).stdout  # fmt: skip
         times["feedback"] = time.time() - t
         # --- worked solutions after the (past) due date -------------------------------------------
-        prof(str(VENV_BIN / "python"), "course/instructor.py", "solutions", lesson, "--release")
+        prof(str(VENV_BIN / "python"), "-m", "course.instructor", "solutions", lesson, "--release")
         as_user(ANA, "nbgrader", "fetch_assignment", f"{lesson}-solution", config=student_cfg)
 
         from nbgrader.api import Gradebook

@@ -1,5 +1,5 @@
 """The BaseLM lab's figures in the claims registry come from the committed record, which one
-command produced (``python course/make_baselm_lab_record.py``); the record carries what is needed
+command produced (``python -m dev.records.baselm_lab``); the record carries what is needed
 to judge it (weights hash, seeds, CPU, versions, paired intervals). The lab runs with three seeds
 (LoRA seed of every run; trainer seed of every run but the format smoke run, which keeps 0);
 the contrasts the lesson teaches must hold for each of them on the recording machine (issue 13)."""
@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "course"))
-import make_baselm_lab_record as mlr  # noqa: E402
+from dev import current_command
+from dev.records import baselm_lab as mlr
+from helpers.baselm import SHIPPED_DIR
+from helpers.stats import holm, paired_difference, paired_p_value
 
-from helpers.baselm import SHIPPED_DIR  # noqa: E402
-from helpers.stats import holm, paired_difference, paired_p_value  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 RECORD = json.loads(mlr.OUT.read_text())
 
@@ -31,7 +30,8 @@ def registry_row(rid: str) -> str:
 def test_record_is_of_the_shipped_baselm_and_names_its_machine():
     shipped = json.loads((SHIPPED_DIR / "passport.json").read_text())
     assert RECORD["baselm_weights_sha256"] == shipped["weights_sha256"]
-    assert RECORD["command"] == "python course/make_baselm_lab_record.py"
+    # the command that made it (the record keeps it; dev.MOVED maps a moved script to today's)
+    assert current_command(RECORD["command"]) == mlr.COMMAND
     assert RECORD["machine"]["cpu"] and RECORD["versions"]["torch"].startswith("2.13.0")
     assert RECORD["seeds"]["trainer_and_lora"] == list(mlr.SEEDS)
     assert set(RECORD["runs"]) == {str(s) for s in mlr.SEEDS}
@@ -135,5 +135,5 @@ def test_lab_timing_is_recorded_and_in_benchmarks():
     assert all("optional" in h.lower() for h in t["optional_seconds"])
     text = (ROOT / "BENCHMARKS.md").read_text()
     assert mlr.timing_table(RECORD) in text, (
-        "BENCHMARKS.md's BaseLM lab section is not the record's: rerun python course/make_baselm_lab_record.py"
+        "BENCHMARKS.md's BaseLM lab section is not the record's: rerun python -m dev.records.baselm_lab"
     )

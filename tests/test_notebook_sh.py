@@ -164,9 +164,6 @@ def test_submit_needs_a_copy_and_a_name(bundle, tmp_path):
 
 
 def test_submit_writes_a_zip_that_collect_accepts(bundle, tmp_path):
-    import sys
-
-    sys.path.insert(0, str(ROOT))
     from course.grading.collect import collect_report
 
     env = _submit_env(bundle, tmp_path)

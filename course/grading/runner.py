@@ -230,7 +230,7 @@ def preflight(lesson: str, root: Path, extra: list[str], wall_s: int,
     return ("preflight failed, no student was graded: " + "; ".join(problems) + ". Fix: check "
             "that the sandbox can import helpers and the lesson's data (./baselm.sh for 9.5), "
             "that release/ was generated from today's source_notebooks/ "
-            "(python course/instructor.py release), and the grader's settings; then grade again.")  # fmt: skip
+            "(python -m course.instructor release), and the grader's settings; then grade again.")  # fmt: skip
 
 
 def autograde(

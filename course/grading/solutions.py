@@ -1,6 +1,6 @@
 """Worked solutions after the deadline: ``nbgrader generate_solution`` without the hidden tests.
 
-``python course/instructor.py solutions LESSON [--release]`` writes
+``python -m course.instructor solutions LESSON [--release]`` writes
 ``solutions/<lesson>-solution/<lesson>-solution.ipynb``: the whole lesson (its explanations), every
 graded function's reference code with the lesson's comments, and the model answers of the written
 questions, each solution cell headed by a short "Worked solution" note. The visible tests stay

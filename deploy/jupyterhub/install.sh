@@ -42,7 +42,7 @@ fi
 echo "==> shared course files in $PREFIX (read-only for users; no solutions, no gradebook)"
 mkdir -p "$PREFIX"
 # The student bundle is what users may read; the instructor's course (with solutions) stays private.
-"$REPO/.venv/bin/python" "$REPO/course/instructor.py" bundle --out "$PREFIX/dist"
+(cd "$REPO" && .venv/bin/python -m course.instructor bundle --out "$PREFIX/dist")
 rm -rf "$PREFIX/course"
 mv "$PREFIX/dist/rlvr-grpo-module9" "$PREFIX/course"
 rm -rf "$PREFIX/dist"
@@ -68,12 +68,12 @@ if [ ! -d "$HOME_I/course" ]; then
 fi
 
 echo "==> nbgrader exchange $EXCHANGE (777) and the Jupyter configs of students and instructor"
-"$PREFIX/venv/bin/python" - "$REPO" "$EXCHANGE" "$PREFIX" "$HOME_I/course" <<'PY'
+# from the repository, whose course package holds hub.py (the users' venv has the bundle's helpers only)
+(cd "$REPO" && "$PREFIX/venv/bin/python" - "$EXCHANGE" "$PREFIX" "$HOME_I/course") <<'PY'
 import sys
 from pathlib import Path
-repo, exchange, prefix, course = sys.argv[1:5]
-sys.path.insert(0, repo)
 from course import hub
+exchange, prefix, course = sys.argv[1:4]
 hub.prepare_exchange(exchange)
 hub.write_jupyter_config(Path(prefix) / "jupyter-student", exchange)
 hub.write_jupyter_config(Path(prefix) / "jupyter-instructor", exchange, course_root=course, student=False)

@@ -1,6 +1,6 @@
 """Measure the Hub path for N simulated students on this machine: spawn, fetch, submit.
 
-    sudo .venv/bin/python deploy/jupyterhub/measure_scale.py --students 20
+    sudo .venv/bin/python -m deploy.jupyterhub.measure_scale --students 20   # from the repository root
 
 As root: creates N throwaway Unix users (rlvr_s00 ...), a private instructor course, the exchange,
 starts JupyterHub with deploy/jupyterhub/jupyterhub_config.py on 127.0.0.1, releases 9.2, then
@@ -25,11 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from course import hub as H
+from tests import test_hub as T
 
-from course import hub as H  # noqa: E402
-from tests import test_hub as T  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def rss_mb(user: str) -> float:
@@ -75,7 +74,12 @@ def main() -> None:
         exchange = H.prepare_exchange(base / "exchange")
         course = T._home(T.INSTRUCTOR) / "course"
         (course / "course").mkdir(parents=True)
-        for rel in ["nbgrader_config.py", "course/nbgrader_config.py", "course/build_lessons.py"]:
+        for rel in [
+            "nbgrader_config.py",
+            "course/nbgrader_config.py",
+            "course/__init__.py",
+            "course/build_lessons.py",
+        ]:
             shutil.copy(ROOT / rel, course / rel)
         for rel in ["grading", "lessons"]:  # the trusted verdict reads the hidden tests there
             shutil.copytree(ROOT / "course" / rel, course / "course" / rel)

@@ -8,7 +8,7 @@ that the record belongs to today's ``helpers/baselm.py`` and the shipped corpus 
 that its figures are inside ``CALIBRATION`` (the suite itself rebuilds only the tiny profile).
 The weights need not equal the shipped bits: another CPU rounds differently.
 
-Run: ``python course/make_baselm_rebuild_record.py`` (about 6 minutes on a quiet 2-core machine).
+Run: ``python -m dev.records.baselm_rebuild`` (about 6 minutes on a quiet 2-core machine).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "course" / "records" / "baselm_rebuild.json"
 SOURCE = ROOT / "helpers" / "baselm.py"
 
@@ -34,7 +34,7 @@ def main() -> int:
         seconds = time.time() - t0
         passport = json.loads((Path(tmp) / "rebuilt" / "passport.json").read_text())
     record = {
-        "command": "python course/make_baselm_rebuild_record.py (./baselm.sh --rebuild)",
+        "command": "python -m dev.records.baselm_rebuild (./baselm.sh --rebuild)",
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "seconds": round(seconds),
         "baselm_py_sha256": hashlib.sha256(SOURCE.read_bytes()).hexdigest(),

@@ -1,16 +1,16 @@
 """Generate lesson 9.4's diagnosis clinic: real CPU-lab runs with induced pathologies.
 
 Each run is the GRU lab (helpers/gru_lab.py) with the instructor's reference functions
-(course/make_lab_history.py), a profile change and a ``Perturbation``. Its log keeps the dashboard
+(dev/records/gru_lab_smoke.py), a profile change and a ``Perturbation``. Its log keeps the dashboard
 keys the clinic's definitions read, and its labels are what those definitions (the reference
 ``diagnose`` of lesson 9.4, read from the lesson's solution cell: one copy of the rule) find on it.
 Every run also names what was induced (``intended``); the generator fails when a run does not show
 an induced pathology or a healthy run shows any, so a label is never only a wish.
 
-    python course/make_clinic_runs.py            # run everything, write both files (about 4 min)
-    python course/make_clinic_runs.py --check    # relabel the committed logs with today's rule
-    python course/make_clinic_runs.py --relabel  # ...and write the new labels and scores
-    python course/make_clinic_runs.py --only h_stale_1   # rerun one run, keep the rest
+    python -m dev.records.clinic_runs            # run everything, write both files (about 4 min)
+    python -m dev.records.clinic_runs --check    # relabel the committed logs with today's rule
+    python -m dev.records.clinic_runs --relabel  # ...and write the new labels and scores
+    python -m dev.records.clinic_runs --only h_stale_1   # rerun one run, keep the rest
 
 Writes ``helpers/data/clinic_runs.json`` (the visible runs: seed 0, shown in the lesson and its
 visible tests) and ``course/lessons/9.4/hidden/clinic_heldout.json`` (other seeds, other settings and
@@ -30,11 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from course.build_lessons import _cells, reference_copy  # noqa: E402
-from helpers.clinic import (  # noqa: E402
+from course.build_lessons import _cells, reference_copy
+from helpers.clinic import (
     INTERVENTIONS,
     LABELS,
     WINDOW,
@@ -43,6 +40,7 @@ from helpers.clinic import (  # noqa: E402
     single_metric_baseline,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
 VISIBLE = ROOT / "helpers" / "data" / "clinic_runs.json"
 HELDOUT = ROOT / "course" / "lessons" / "9.4" / "hidden" / "clinic_heldout.json"
 STEP_KEYS = ("step", "reward", "accuracy", "informative_rate", "parse_fail_rate",
@@ -159,7 +157,7 @@ APPLY = {
 def _one(name: str, intervention: str | None = None) -> dict:
     import torch
 
-    from course.make_lab_history import REFERENCE_FNS
+    from dev.records.gru_lab_smoke import REFERENCE_FNS
     from helpers.gru_lab import LabProfile, Perturbation, run_lab
 
     torch.manual_seed(0)
@@ -230,7 +228,7 @@ def write(runs: list[dict]) -> None:
     for split, path in (("visible", VISIBLE), ("heldout", HELDOUT)):
         part = [r for r in runs if r["split"] == split]
         doc = {
-            "about": "lesson 9.4's diagnosis clinic; made by python course/make_clinic_runs.py",
+            "about": "lesson 9.4's diagnosis clinic; made by python -m dev.records.clinic_runs",
             "labels": list(labels),
             "scores": scores(part),
             "runs": part,
@@ -269,7 +267,9 @@ def interventions(jobs: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m dev.records.clinic_runs", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument(
         "--check", action="store_true", help="relabel the committed logs; fail on a change"
     )

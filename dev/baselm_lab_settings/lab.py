@@ -1,5 +1,5 @@
-"""Probe for issue 13: GRPO+LoRA on shipped BaseLM, arithmetic_choice. Reusable.
-usage: python lab.py NAME key=value ...   (see DEFAULTS)
+"""Probe: GRPO+LoRA on shipped BaseLM, arithmetic_choice: which settings show held-out learning.
+usage: python -m dev.baselm_lab_settings.lab NAME key=value ...   (see DEFAULTS)
 Writes /tmp/probe13/runs/NAME.json
 """
 

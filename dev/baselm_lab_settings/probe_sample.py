@@ -5,8 +5,7 @@ import collections
 import torch
 
 torch.set_num_threads(1)
-from lab import category  # noqa: E402
-
+from dev.baselm_lab_settings.lab import category  # noqa: E402
 from helpers.baselm import load_baselm  # noqa: E402
 from helpers.sampling import sample_groups  # noqa: E402
 from helpers.tasks import make_tasks  # noqa: E402

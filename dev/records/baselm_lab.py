@@ -18,7 +18,7 @@ from nbclient's cell timestamps, the required part (every heading not marked opt
 optional exercise, and the kernel's peak RSS; the "BaseLM lab" section of BENCHMARKS.md is
 rewritten from them.
 
-Run: ``python course/make_baselm_lab_record.py`` (about 5 minutes per seed on a quiet 2-core
+Run: ``python -m dev.records.baselm_lab`` (about 5 minutes per seed on a quiet 2-core
 machine, several times that under load).
 """
 
@@ -34,14 +34,15 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from dev import current_command
+from helpers.baselm import _cpu_model, baselm_dir
+from helpers.stats import PairedDifference, holm, paired_difference, paired_p_value
 
-from helpers.baselm import _cpu_model, baselm_dir  # noqa: E402
-from helpers.stats import PairedDifference, holm, paired_difference, paired_p_value  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOK = ROOT / "source_notebooks" / "9.5" / "9.5.ipynb"
 OUT = ROOT / "course" / "records" / "baselm_lab.json"
+COMMAND = "python -m dev.records.baselm_lab"  # what the record names (older records: dev.MOVED)
 RUNS = ("format_smoke", "arith_main", "arith_sloppy", "arith_patched", "arith_no_kl")
 AUDITED = ("arith_main", "arith_sloppy", "arith_patched")
 SEEDS = (0, 1, 2)
@@ -295,10 +296,13 @@ def timing_table(record: dict) -> str:
     rows.append(f"| whole notebook (kernel start to end) | {t['notebook_seconds']:.0f} |")
     detail = [f"| {h} | {s:.1f} |" for h, s in t["sections"].items()]
     m = record["machine"]
+    made_by = f"`{record['command']}`"
+    if current_command(record["command"]) != record["command"]:
+        made_by += f" (today `{current_command(record['command'])}`)"
     return "\n".join([
         "## BaseLM lab (lesson 9.5, full profile)",
         "",
-        f"Run by `{record['command']}` on {record['created']}: {m['cpu']}, {m['cores']} cores, torch "
+        f"Run by {made_by} on {record['created']}: {m['cpu']}, {m['cores']} cores, torch "
         f"{record['versions']['torch']} ({m['torch_cpu_capability']} kernels); wall seconds of the "
         "code cells under each heading, from nbclient's per-cell timestamps; the machine may have "
         "been shared, so these are upper bounds for a quiet 2-core laptop. Peak resident memory of "
@@ -325,7 +329,7 @@ def write_benchmarks_section(record: dict) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument(
         "--keep",
@@ -355,7 +359,7 @@ def main(argv=None) -> int:
 
     baselm = json.loads((baselm_dir() / "passport.json").read_text())
     record = {
-        "command": "python course/make_baselm_lab_record.py",
+        "command": COMMAND,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "notebook_seconds": seconds,
         "baselm_weights_sha256": baselm["weights_sha256"],

@@ -4,9 +4,9 @@ Writes ``helpers/data/gru_lab_smoke.json`` (history, passport, a few samples, th
 checks). Lesson 9.4 draws its dashboard from that file; lesson 9.5 has students rerun the profile
 with their own graded functions and compare.
 
-    python course/make_lab_history.py            # run and write the file
-    python course/make_lab_history.py --check    # run and compare to the committed file
-    python course/make_lab_history.py --profile tiny --out /tmp/tiny.json
+    python -m dev.records.gru_lab_smoke            # run and write the file
+    python -m dev.records.gru_lab_smoke --check    # run and compare to the committed file
+    python -m dev.records.gru_lab_smoke --profile tiny --out /tmp/tiny.json
 
 The functions below are the instructor side of lesson 9.5's graded cells (same signatures as the
 ``helpers.gru_lab`` docstring); they are not shipped in ``helpers``.
@@ -23,10 +23,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from helpers.gru_lab import PROFILES, SMOKE_HISTORY, failure_pattern, run_lab  # noqa: E402
+from helpers.gru_lab import PROFILES, SMOKE_HISTORY, failure_pattern, run_lab
 
 OUT = SMOKE_HISTORY
 EPS = 1e-6
@@ -171,7 +168,9 @@ def compare(new: dict, old: dict, rtol: float = 1e-6) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m dev.records.gru_lab_smoke", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--profile", default="smoke", choices=sorted(PROFILES))
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument(
