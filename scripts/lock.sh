@@ -6,7 +6,7 @@
 # requirement and runs this script again:
 #   edit requirements*.txt, then  scripts/lock.sh  (a few minutes), then ./test.sh, commit all four.
 # requirements.lock is resolved against requirements-dev.lock: a student gets the very versions the
-# tests ran with. helpers/level_b.py's Colab pins and environment.yml are checked by the tests.
+# tests ran with. helpers/level_b/colab.py's Colab pins and environment.yml are checked by the tests.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3.11}"

@@ -143,6 +143,19 @@ def test_installed_versions_satisfy_the_requirements():
         )
 
 
+def test_pyproject_lists_every_helpers_package():
+    """A wheel holds only the packages pyproject.toml names ([tool.setuptools] packages): a
+    subpackage of helpers left out (helpers.level_b) would be missing from the course installed
+    by pip (the Colab cell of level B) while every test here, run from the tree, still passes."""
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "helpers").rglob("__init__.py")
+    }
+    assert sorted(listed) == sorted(found), "pyproject.toml [tool.setuptools] packages"
+
+
 def _project_name() -> str:
     import tomllib
 

@@ -2051,8 +2051,8 @@ else:
 #
 # **Three choices against TRL's defaults.**
 # - `use_bias_correction_kl=False` (TRL: `True`): TRL then computes the course's per-token $k_3$,
-#   the objective the course proves equal to TRL's (see `helpers/level_b.py`). With `True` the KL
-#   term is weighted by the token ratio and its gradient becomes that of
+#   the objective the course proves equal to TRL's (see `helpers/level_b/config.py`). With `True`
+#   the KL term is weighted by the token ratio and its gradient becomes that of
 #   $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ (part 1's gradient contract) [9.5-14] [9.5-15]. The T4
 #   profile has $\beta=0$, where the flag changes nothing.
 # - `mask_truncated_completions=True` (TRL: `False`): a completion cut at the 128-token cap has no
