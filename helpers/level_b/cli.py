@@ -1,4 +1,4 @@
-"""The level-B command line: ``python -m helpers.level_b`` (course/level_b/gpu_smoke.sh calls it).
+"""The level-B command line: ``python -m helpers.level_b`` (the instructor's GPU smoke script calls it).
 
 One run of a profile with a few overrides; writes the passport, TRL's log history and the dashboard
 under ``--out``, prints the config, weights and measured time and memory, and exits with status 1
