@@ -144,16 +144,18 @@ def test_installed_versions_satisfy_the_requirements():
 
 
 def test_pyproject_lists_every_helpers_package():
-    """A wheel holds only the packages pyproject.toml names ([tool.setuptools] packages): a
+    """A wheel holds only the packages pyproject.toml names ([tool.setuptools.packages.find]
+    include, exact names, no wildcard): a
     subpackage of helpers left out (helpers.level_b) would be missing from the course installed
     by pip (the Colab cell of level B) while every test here, run from the tree, still passes."""
     import tomllib
 
-    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    listed = [p for p in find["find"]["include"] if p.split(".")[0] == "helpers"]
     found = {
         ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "helpers").rglob("__init__.py")
     }
-    assert sorted(listed) == sorted(found), "pyproject.toml [tool.setuptools] packages"
+    assert sorted(listed) == sorted(found), "pyproject.toml [tool.setuptools.packages.find] include"
 
 
 def _project_name() -> str:
