@@ -230,8 +230,8 @@ def _course_server_factory(wire_source):
             if k in before:
                 try:
                     now = snapshot(a)
-                except Exception:
-                    continue
+                except Exception:  # plain when it came, not plain now: the function changed it
+                    now = None
                 if now != before[k]:
                     changed.append([k, ""])  # which argument changed (its value stays here)
         return wire.envelope([*reply, warned, changed])
@@ -405,6 +405,10 @@ def _grad_enabled() -> bool | None:
     return torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
 
 
+# types with nothing inside to replace
+_LEAVES = frozenset({float, int, str, bool, bytes, type(None), np.ndarray})
+
+
 def _to_wire(obj, depth: int = 0):
     """``obj`` with every ``Live`` and ``Remote`` in it replaced by its ``wire.Ref`` (containers
     without one are kept as they are)."""
@@ -414,7 +418,7 @@ def _to_wire(obj, depth: int = 0):
         return wire.Ref("f", obj.__name__)
     if depth < wire.MAX_DEPTH and type(obj) in (list, tuple, dict):
         items = list(obj.values()) if type(obj) is dict else list(obj)
-        new = [_to_wire(v, depth + 1) for v in items]
+        new = [v if type(v) in _LEAVES else _to_wire(v, depth + 1) for v in items]
         if any(n is not v for n, v in zip(new, items)):
             return dict(zip(obj, new)) if type(obj) is dict else type(obj)(new)
     return obj
