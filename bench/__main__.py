@@ -2,7 +2,8 @@
 of BENCHMARKS.md. BaseLM is built first with ./baselm.sh when its artifact is missing.
 
 Options: ``--quick`` (fewer repetitions, no BaseLM build timing, no full notebooks: a smoke check
-of the benchmark code), ``--only sampler step scaling budgets autograde verifier``, ``--no-write``.
+of the benchmark code), ``--only sampler step scaling budgets autograde verifier verdict``,
+``--no-write``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def main(argv=None) -> None:
     p.add_argument(
         "--only",
         nargs="*",
-        default=["sampler", "step", "scaling", "budgets", "autograde", "verifier"],
+        default=["sampler", "step", "scaling", "budgets", "autograde", "verifier", "verdict"],
     )
     p.add_argument("--no-build", action="store_true", help="do not run ./baselm.sh when missing")
     p.add_argument("--no-write", action="store_true")
@@ -71,10 +72,15 @@ def main(argv=None) -> None:
             from bench import bench_verifier as m
 
             body, section = m.run(a.quick), "verifier"
+        elif name == "verdict":  # about 25 minutes; it also writes bench/records/verdict.json
+            from bench import bench_verdict as m
+
+            body = m.run(a.quick, write=not a.no_write)
+            section = None if a.quick else "verdict"  # the section must stay the record's
         else:
             raise SystemExit(f"unknown benchmark {name!r}")
         print(body, flush=True)
-        if not a.no_write:
+        if not a.no_write and section:
             write_section(section, body)
     log(f"bench: done in {(time.perf_counter() - t0) / 60:.1f} min")
 

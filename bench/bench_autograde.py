@@ -114,7 +114,8 @@ def run(lessons=None, reps: int = 1, class_size: int = 20, class_lesson: str = "
         t0 = time.perf_counter()
         report = runner.autograde(class_lesson, workers=2, root=course)
         class_wall = time.perf_counter() - t0
-        ok = sum(1 for r in report["students"].values() if r.get("score") == r.get("max_score"))
+        ok = sum(1 for r in report["students"].values()
+                 if r.get("ok") and r.get("max_score") and r["score"] == r["max_score"])  # fmt: skip
     log(f"bench_autograde: class of {class_size} ({class_lesson}, 2 workers): {class_wall:.1f} s")
     load = os.getloadavg()[0]
     header = (
@@ -128,13 +129,14 @@ def run(lessons=None, reps: int = 1, class_size: int = 20, class_lesson: str = "
         "(`--GuardedExecute.sandbox=bwrap`, the default) and without it (`=none`, what "
         "`--trusted-students` does). Wall clock includes nbgrader's start-up, the sanitising pass, "
         "the kernel start (in the sandbox: bubblewrap's namespaces and mounts, the seeded work "
-        "directory) and the grading-mode run of every cell, including the guard's hidden cells "
-        "around each test cell; CPU is the CPU seconds of nbgrader and its kernel (unsandboxed only: a "
-        "sandboxed kernel is reaped inside its pid namespace, so its CPU time never reaches the "
-        "grader's rusage). The sandbox cost is the ratio of the medians (negative: the sandboxed "
+        "directory), the grading-mode run of every cell, and the trusted verdict (the test cells "
+        "run in a process of the grader that calls the kernel's functions through the plain-data "
+        "channel, course/grading/verdict.py); CPU is the CPU seconds of nbgrader, its verdict "
+        "process and its kernel (unsandboxed only: a sandboxed kernel is reaped inside its pid "
+        "namespace, so its CPU time never reaches the grader's rusage). The sandbox cost is the ratio of the medians (negative: the sandboxed "
         "run was faster); on a busy machine, see the load average in the first line, a few percent "
-        "either way is run-to-run noise. A sandboxed run faster by 20 % is not noise; its cause is "
-        "not isolated (candidates: Jupyter's ipc transport instead of TCP over loopback, an empty "
+        "either way is run-to-run noise. Where the sandboxed run is faster, the cause is not "
+        "isolated (candidates: Jupyter's ipc transport instead of TCP over loopback, an empty "
         "HOME with no IPython profile or caches to read). Goal: the "
         f"sandbox costs at most {TARGET_OVERHEAD:.0%} more wall time.\n\n"
     )

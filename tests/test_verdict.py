@@ -1013,6 +1013,29 @@ def test_a_server_installed_before_the_notebook_serves_a_kernel_that_cannot_star
         km.shutdown_kernel(now=True)
 
 
+@pytest.mark.parametrize("wait", [True, False])
+def test_the_verdict_process_runs_its_numerics_on_one_thread(wait):
+    """verdict.main sets one torch thread, for torch imported by ``warm`` (``--wait``) and for torch
+    imported later by a test's preamble (the direct form), on a machine where torch would take more
+    (a second thread only spins while the kernel works: verdict.one_thread)."""
+    prog = (
+        "import sys, torch\n"
+        "torch.set_num_threads(2)\n"
+        "from course.grading import verdict\n"
+        # --wait: warm imports torch (9.5), then the empty request ends it; direct: a missing
+        # connection file ends it after one_thread, before any test
+        f"verdict.main({['9.5', '--wait'] if wait else ['9.5', '/nonexistent.json']!r})\n"
+        "print('THREADS', torch.get_num_threads(), file=sys.stderr)\n"
+    )
+    if not wait:  # torch imported after main's call, as a test's preamble would
+        prog = prog.replace("import sys, torch\ntorch.set_num_threads(2)\n", "import sys\n")
+        prog = prog.replace("print('THREADS'", "import torch\nprint('THREADS'")
+    out = subprocess.run([sys.executable, "-c", prog], input="", capture_output=True, text=True,
+                         cwd=ROOT, timeout=180, env={**__import__("os").environ,
+                                                      "OMP_NUM_THREADS": "2"})  # fmt: skip
+    assert "THREADS 1" in out.stderr, out.stderr[-2000:]
+
+
 def test_the_verdict_process_grades_through_the_server_its_request_names():
     """GuardedExecute installs the server before the notebook and names it in the verdict request:
     the verdict uses that one (this kernel can no longer start the thread a late install needs)."""

@@ -374,6 +374,9 @@ def make_safety_classes():
                    sys.executable, "-m", "course.grading.verdict", lesson, "--wait"]  # fmt: skip
             root = str(Path(__file__).resolve().parents[2])
             env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
+            # one numerics thread from the start (numpy's BLAS reads these when it loads; torch's
+            # count is also set by the process itself, verdict.one_thread)
+            env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
             return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True, env=env, cwd=root,

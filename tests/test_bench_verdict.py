@@ -1,0 +1,101 @@
+"""The trusted verdict's benchmark cannot drift from its record, and what it says about the goal
+follows from the numbers (bench/bench_verdict.py: ``measure`` writes bench/records/verdict.json,
+``render`` turns it into BENCHMARKS.md's section)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from bench import bench_verdict as bv
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    return json.loads(bv.RECORD.read_text())
+
+
+def test_benchmarks_md_is_the_record_rendered(record):
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    assert bv.render(record).strip() in text, (
+        "BENCHMARKS.md's verdict section is not bench/records/verdict.json rendered: run "
+        "python -m bench.bench_verdict --render (or measure again)"
+    )
+
+
+def test_the_record_is_complete_and_from_a_committed_tree(record):
+    assert not record["today"]["dirty"], "measure on a committed tree (the record names its commit)"
+    assert record["reps"] >= 5, "at least 5 repetitions: the section reports their range"
+    lessons = sorted(p.name for p in (ROOT / "source_notebooks").iterdir() if p.is_dir())
+    assert sorted(record["lessons"]) == lessons
+    for lesson, row in record["lessons"].items():
+        for kind in ("wall", "cpu"):
+            assert set(row[kind]) == set(bv.WHO), lesson
+            assert all(len(v) == record["reps"] and min(v) > 0 for v in row[kind].values()), lesson
+    runs = record["class"]["runs"]
+    assert {r["who"] for r in runs} == {"base", "today"}
+    assert all(r["full"] == record["class"]["size"] for r in runs)
+
+
+def test_the_record_comes_from_this_history(record):
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    for commit in (record["today"]["commit"], record["base"]["commit"]):
+        got = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=ROOT,
+                             capture_output=True)  # fmt: skip
+        if got.returncode == 128 and b"shallow" in got.stderr:
+            pytest.skip("shallow clone")
+        assert got.returncode == 0, f"{commit} is not in this checkout's history"
+
+
+def _row(base: list[float], plain: list[float]) -> dict:
+    today = [p * 0.9 for p in plain]
+    return {"tested": {"base": "3/10", "today": "3/10"},
+            "wall": {"base": base, "plain": plain, "today": today},
+            "cpu": {"base": base, "plain": plain, "today": today}}  # fmt: skip
+
+
+def _synthetic(rows: dict) -> dict:
+    rec = {"command": "python -m bench.bench_verdict", "date": "2026-12-05 15:00 UTC",
+           "machine": {"cpu": "x86_64", "cores": 2, "python": "3.11.7"},
+           "load_before": [0.1, 0.2, 0.3], "load_after": [1.0, 1.1, 1.2],
+           "base": {"name": "ca232ae", "commit": "ca232ae" + "0" * 33},
+           "today": {"commit": "d" * 40, "dirty": False}, "reps": 5, "goal": 1.2, "lessons": rows}  # fmt: skip
+    rec["class"] = {"lesson": "9.1", "size": 20, "runs": [
+        {"who": "base", "wall": 80.0, "full": 20}, {"who": "today", "wall": 78.0, "full": 20},
+        {"who": "today", "wall": 82.0, "full": 20}, {"who": "base", "wall": 79.0, "full": 20}]}  # fmt: skip
+    return rec
+
+
+@pytest.mark.parametrize(
+    "plain, says",
+    [
+        ([10.2, 10.5, 11.0, 11.5, 11.9], "within"),  # every repetition under 1.2x
+        ([11.0, 11.5, 11.8, 12.5, 13.0], "within at the median (some repetitions over)"),
+        ([12.5, 13.0, 13.5, 11.0, 14.0], "OVER"),
+        ([9.5, 10.2, 10.0, 9.9, 10.4], "within; no measurable difference"),
+    ],
+)
+def test_the_goal_column_follows_the_paired_ratios(plain, says):
+    rec = _synthetic({"9.1": _row([10.0] * 5, plain)})
+    line = next(ln for ln in bv.render(rec).splitlines() if ln.startswith("| 9.1 |"))
+    assert f"| {says} |" in line, line
+
+
+def test_a_grown_lesson_is_compared_like_for_like():
+    row = _row([10.0] * 5, [16.0] * 5)
+    row["split"] = {"demo": [0.5] * 5, "new_in_kernel": [1.5] * 5, "new_cells": ["test_x"]}
+    text = bv.render(_synthetic({"9.4": row}))
+    # 16 / (10 + 0.5 + 1.5) = 1.33x: over the goal, like for like
+    assert "Like for like, plain against the base plus that work: 1.33x (1.33-1.33), OVER" in text
+
+
+def test_a_slower_class_run_is_called_slower():
+    rec = _synthetic({"9.1": _row([10.0] * 5, [10.0] * 5)})
+    rec["class"]["runs"] = [{"who": w, "wall": t, "full": 20}
+                            for w, t in (("base", 80.0), ("today", 95.0), ("today", 96.0),
+                                         ("base", 81.0))]  # fmt: skip
+    assert "SLOWER" in bv.render(rec)
