@@ -90,7 +90,27 @@ def test_a_grown_lesson_is_compared_like_for_like():
     row["split"] = {"demo": [0.5] * 5, "new_in_kernel": [1.5] * 5, "new_cells": ["test_x"]}
     text = bv.render(_synthetic({"9.4": row}))
     # 16 / (10 + 0.5 + 1.5) = 1.33x: over the goal, like for like
-    assert "Like for like, plain against the base plus that work: 1.33x (1.33-1.33), OVER" in text
+    assert (
+        "plain against each repetition's base plus the median of that work: 1.33x (1.33-1.33), "
+        "OVER the 1.2x goal." in text
+    ), text
+
+
+def test_ratios_are_paired_by_repetition():
+    # each repetition's plain is 1.10x its own base; unpaired medians or sorted lists would differ
+    row = _row([10.0, 12.0, 10.0, 12.0, 10.0], [11.0, 13.2, 11.0, 13.2, 11.0])
+    line = next(
+        ln for ln in bv.render(_synthetic({"9.1": row})).splitlines() if ln.startswith("| 9.1")
+    )
+    assert "| 1.10x (1.10-1.10) | within |" in line, line
+
+
+def test_the_estimates_follow_the_medians():
+    rec = _synthetic({"9.1": _row([10.0] * 5, [12.0] * 5)})
+    text = bv.render(rec)
+    # CPU: 300 x 10 s / 2 cores / 3600 = 0.4 h (base), 300 x 12 / 2 / 3600 = 0.5 h (plain)
+    assert "base 0.4 h, plain 0.5 h, today 0.5 h" in text, text
+    assert "300 students x 1 lessons" in text
 
 
 def test_a_slower_class_run_is_called_slower():
