@@ -17,27 +17,19 @@ report, then ``nbgrader collect --update`` copies the rest.
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import shutil
 import stat
 from pathlib import Path
 
+from helpers import student_lab
+
 COURSE_ID = "rlvr-grpo-module9"
 EXCHANGE_ROOT = "/srv/nbgrader/exchange"
 
-# nbgrader's JupyterLab plugins a student must not see (the Assignments tab and Validate stay).
-STUDENT_DISABLED_LAB = [
-    "@jupyter/nbgrader:formgrader",
-    "@jupyter/nbgrader:create-assignment",
-    "@jupyter/nbgrader:course-list",
-]
-# ... and the server extensions behind them.
-STUDENT_DISABLED_SERVER = [
-    "nbgrader.server_extensions.formgrader",
-    "nbgrader.server_extensions.course_list",
-]
+# What a student does not get (the Assignments tab and Validate stay): one list, in helpers.
+STUDENT_DISABLED_LAB, STUDENT_DISABLED_SERVER = student_lab.disabled(exchange=True)
 
 
 def prepare_exchange(root: str | Path = EXCHANGE_ROOT) -> Path:
@@ -75,13 +67,7 @@ def write_jupyter_config(
         lines.append(f"c.CourseDirectory.root = {str(course_root)!r}")
     (dest / "nbgrader_config.py").write_text("\n".join(lines) + "\n")
     if student:
-        (dest / "labconfig").mkdir(exist_ok=True)
-        page = {"disabledExtensions": {name: True for name in STUDENT_DISABLED_LAB}}
-        (dest / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2) + "\n")
-        server = {
-            "ServerApp": {"jpserver_extensions": dict.fromkeys(STUDENT_DISABLED_SERVER, False)}
-        }
-        (dest / "jupyter_server_config.json").write_text(json.dumps(server, indent=2) + "\n")
+        student_lab.write_config(dest, exchange=True)
     for p in [dest, *dest.rglob("*")]:
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
     return dest

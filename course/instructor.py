@@ -1,16 +1,16 @@
 """The instructor's cycle, one command per step, on top of nbgrader (see course/INSTRUCTOR.md).
 
-    python -m course.instructor release [LESSON ...]      build_lessons.py + nbgrader generate_assignment
-    python -m course.instructor bundle [--out DIR]        the student bundle (folder + .tar.gz)
-    python -m course.instructor collect SRC LESSON ... [--replace]
-                                                          workspaces or zips -> submitted/<student>/<lesson>/
-    python -m course.instructor autograde LESSON [--student S] [--workers 2] [--timeout SECONDS]
-                                [--notebook-timeout SECONDS] [--trusted-students] [--no-preflight]
-    python -m course.instructor feedback LESSON           nbgrader generate_feedback (hidden tests redacted)
-    python -m course.instructor export [--to grades.csv]  nbgrader export
-    python -m course.instructor hub-collect LESSON        JupyterHub: exchange -> submitted/ (forgeries refused)
-    python -m course.instructor solutions LESSON [--release] [--before-deadline]
-                                                          worked solutions after the due date
+    course-admin release [LESSON ...]         build_lessons.py + nbgrader generate_assignment
+    course-admin bundle [--out DIR]           the student bundle (folder + .tar.gz)
+    course-admin collect SRC LESSON ... [--replace]
+                                              workspaces or zips -> submitted/<student>/<lesson>/
+    course-admin autograde LESSON [--student S] [--workers 2] [--timeout SECONDS]
+                       [--notebook-timeout SECONDS] [--trusted-students] [--no-preflight]
+    course-admin feedback LESSON              nbgrader generate_feedback (hidden tests redacted)
+    course-admin export [--to grades.csv]     nbgrader export
+    course-admin hub-collect LESSON           JupyterHub: exchange -> submitted/ (forgeries refused)
+    course-admin solutions LESSON [--release] [--before-deadline]
+                                              worked solutions after the due date
 
 Each step prints the nbgrader command it runs. This file is the command line only; the grading
 machinery is the package course/grading/:
@@ -25,14 +25,15 @@ machinery is the package course/grading/:
 - ``collect``: refuses symlinks, devices, escaping names, oversized notebooks, zip bombs, an id
   claimed twice and a silent replacement; the submission time is the collect run's.
 
-Standard library + nbgrader only; run with the course venv (``.venv/bin/python``), as a module from
-the course root: that course's own ``course`` package is then the one imported (run by path, Python
-would take whichever checkout the venv was installed from).
+``course-admin`` is on the PATH of the course's environment (``.venv/bin``); it runs these commands
+for the course folder you stand in (see ``admin``). Without it: ``python -m course.instructor ...``
+from the course folder. Standard library + nbgrader only.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -40,14 +41,14 @@ import tarfile
 from pathlib import Path
 
 from course.build_lessons import HIDDEN_BEGIN, HIDDEN_END
-from course.grading.collect import STUDENT_ID, collect, collect_report
+from course.grading.collect import collect, collect_report
 from course.grading.common import BIN, db_url, nbgrader
 from course.grading.runner import autograde
 from course.grading.sandbox import unavailable_reason
 
 ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["BIN", "BUNDLE_FILES", "HIDDEN_BEGIN", "HIDDEN_END", "STUDENT_ID", "autograde",
+__all__ = ["BIN", "BUNDLE_FILES", "HIDDEN_BEGIN", "HIDDEN_END", "autograde",
            "bundle", "collect", "collect_report", "db_url", "nbgrader", "release",
            "unavailable_reason"]  # fmt: skip
 
@@ -58,8 +59,6 @@ BUNDLE_FILES = [
     "notebook.sh",
     "baselm.sh",
     "scripts/ensure_env.sh",
-    "scripts/validate_summary.py",
-    "scripts/doctor.py",
     "requirements.txt",
     "requirements.lock",
     "environment.yml",
@@ -170,6 +169,37 @@ def main(argv: list[str] | None = None) -> None:
         from course.grading.solutions import solutions
 
         solutions(a.lesson, ROOT, release=a.release, before_deadline=a.before_deadline)
+
+
+def course_root(start: Path) -> Path | None:
+    """The course folder ``start`` lies in (the first of it and its parents holding
+    course/lessons/ and course/instructor.py), or None."""
+    for folder in [start, *start.parents]:
+        if (folder / "course" / "lessons").is_dir() and (
+            folder / "course" / "instructor.py"
+        ).is_file():
+            return folder
+    return None
+
+
+def admin(argv: list[str] | None = None) -> None:
+    """``course-admin``: these commands for the course folder it is run in. As a console script,
+    Python imports whichever copy of ``course`` was installed; an instructor with two course folders
+    (this term's and last term's, or a JupyterHub's non-editable install) means the one they stand
+    in. So the folder comes from the current directory, else the installed copy's own."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    here = course_root(Path.cwd().resolve()) or course_root(ROOT)
+    if here is None:
+        print("error: not inside a course folder (one with course/lessons/)", file=sys.stderr)
+        print("  fix: cd into the course's folder (its git clone), then run course-admin again",
+              file=sys.stderr)  # fmt: skip
+        sys.exit(2)
+    if here != ROOT:  # another checkout's: run that one's code, as python -m from its root would
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here), env.get("PYTHONPATH")]))
+        os.chdir(here)
+        os.execve(sys.executable, [sys.executable, "-P", "-m", "course.instructor", *argv], env)
+    main(argv)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""scripts/doctor.py (``./notebook.sh --doctor``): every way a first start can fail is named with its
+"""helpers/doctor.py (``./notebook.sh --doctor``, ``course doctor``): every way a first start can fail is named with its
 fix, and a healthy machine gets a clean bill. Each class of breakage is built for real in a
 temporary folder: no Python 3.11 on PATH, a venv broken in each way one breaks (interpreter gone,
 wrong version, never finished, a package missing), BaseLM absent or damaged, the port taken."""
@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import ROOT, free_port
 
-DOCTOR = ROOT / "scripts" / "doctor.py"
+DOCTOR = ROOT / "helpers" / "doctor.py"
 SHIPPED_BASELM = ROOT / "helpers" / "data" / "baselm"
 REBUILD = "fix: rm -rf"
 

@@ -254,16 +254,9 @@ def test_students_jupyterlab_has_no_formgrader(bundle):
 
 
 def test_the_submit_summary_reads_validator_data():
-    """scripts/validate_summary.py turns nbgrader's Validator results (data, not text) into the
+    """helpers.submission.summary turns nbgrader's Validator results (data, not text) into the
     summary --submit prints: a count per kind, then each cell's first line and last error."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "validate_summary", ROOT / "scripts/validate_summary.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    summary = module.summary
+    from helpers.submission import summary
 
     assert summary({}) == ["PASSED"] and summary({"failed": [], "changed": []}) == ["PASSED"]
     lines = summary({

@@ -1,11 +1,13 @@
 """Collect students' notebooks into submitted/<student>/<lesson>/, refusing tricks.
 
 Each entry of the inbox is one student: a folder, or a zip of one. The student id is the entry's
-name (a zip's without ".zip"), reduced by ``student_id`` to letters, digits, '_', '.' and '-'.
+name (a zip's without ".zip"), reduced by ``student_id`` (helpers/submission.py: the one id rule,
+which the student's ``course submit --as`` applies too) to letters, digits, '_', '.' and '-',
+starting with a letter or a digit.
 
 Refused, each with a message naming the reason and what to do next (and nothing of it copied):
 
-- an entry whose name gives no safe id (empty, ".", "..", a leading dot);
+- an entry whose name gives no safe id (empty, ".", "..", a leading dot or dash);
 - an entry, a student folder or a notebook that is a symlink (or lies under one);
 - a student id claimed by two or more entries in one run, for example ``alice/`` and
   ``alice.zip``, or ``Alice!.zip`` and ``Alice_.zip`` (both become ``Alice``). Ids that differ
@@ -53,8 +55,8 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from course.grading.common import ROOT
+from helpers.submission import student_id
 
-STUDENT_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 NOTEBOOK_CAP_MB = 20  # a lesson notebook with outputs is < 2 MB
 ZIP_MEMBER_CAP = 1000  # members of one zip (all of them, not only notebooks)
 ZIP_TOTAL_CAP_MB = 64  # bytes one zip may extract, in all
@@ -72,13 +74,6 @@ _READ_ERRORS = (
     NotImplementedError,
     zlib.error,
 )
-
-
-def student_id(name: str) -> str | None:
-    sid = STUDENT_ID.sub("_", name).strip("_")
-    if not sid or sid.startswith(".") or set(sid) <= {"."}:
-        return None
-    return sid
 
 
 def _find_notebook(folder: Path, lesson: str, refuse) -> Path | None:

@@ -1,6 +1,6 @@
 """What stands between this machine and an open lesson: each check says ok, or the problem and its fix.
 
-    ./notebook.sh --doctor [--port N]     (or: python3 scripts/doctor.py [--port N])
+    ./notebook.sh --doctor [--port N]     (or: course doctor; or: python3 helpers/doctor.py)
 
 Checks, in the order a first ``./notebook.sh 9.1`` meets them: the course's files are all there;
 Python 3.11 can be found (the candidates ``scripts/ensure_env.sh`` tries: $PYTHON, python3.11,
