@@ -90,9 +90,17 @@ def test_baselm_options_pass_through_untouched(monkeypatch):
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["9.9"], ["9.0", "--bogus"], ["9.0", "--port", "x"], ["9.0", "--port", "70000"],
-     ["--help"], ["9.0", "--setup-only"], ["9.9", "--submit", "--as", "ada"],
-     ["9.0", "--submit", "--as", "-rf"]],  # fmt: skip
+    [
+        [],
+        ["9.9"],
+        ["9.0", "--bogus"],
+        ["9.0", "--port", "x"],
+        ["9.0", "--port", "70000"],
+        ["--help"],
+        ["9.0", "--setup-only"],
+        ["9.9", "--submit", "--as", "ada"],
+        ["9.0", "--submit", "--as", "-rf"],
+    ],  # fmt: skip
 )
 def test_listing_and_bad_input_install_nothing(bundle, tmp_path, argv):  # noqa: F811
     venv = tmp_path / "venv-that-must-not-appear"
@@ -107,9 +115,9 @@ def test_listing_and_bad_input_install_nothing(bundle, tmp_path, argv):  # noqa:
 # one student-id rule: what course submit accepts is exactly what collect keeps as it is
 
 
-NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12) | st.from_regex(
-    r"[A-Za-z0-9_.\- ]{0,10}", fullmatch=True
-)
+NAMES = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12
+) | st.from_regex(r"[A-Za-z0-9_.\- ]{0,10}", fullmatch=True)
 
 
 @given(NAMES)
@@ -177,16 +185,20 @@ def test_the_console_scripts_are_declared_and_installed(bundle, tmp_path):  # no
 def _fake_course(root: Path, marker: str) -> Path:
     (root / "course" / "lessons").mkdir(parents=True)
     (root / "course" / "__init__.py").write_text("")
-    (root / "course" / "instructor.py").write_text(
-        f"import sys\nprint({marker!r}, sys.argv[1:])\n"
-    )
+    (root / "course" / "instructor.py").write_text(f"import sys\nprint({marker!r}, sys.argv[1:])\n")
     (root / "deep" / "er").mkdir(parents=True)
     return root
 
 
 def test_course_admin_runs_the_course_folder_it_stands_in(tmp_path):
     other = _fake_course(tmp_path / "last-term", "last term's course")
-    call = [sys.executable, "-c", "from course.instructor import admin; admin()", "autograde", "9.1"]
+    call = [
+        sys.executable,
+        "-c",
+        "from course.instructor import admin; admin()",
+        "autograde",
+        "9.1",
+    ]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run(call, cwd=other / "deep" / "er", env=env, capture_output=True, text=True,
                          timeout=120)  # fmt: skip
