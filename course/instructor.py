@@ -26,14 +26,14 @@ machinery is the package course/grading/:
   claimed twice and a silent replacement; the submission time is the collect run's.
 
 ``course-admin`` is on the PATH of the course's environment (``.venv/bin``); it runs these commands
-for the course folder you stand in (see ``admin``). Without it: ``python -m course.instructor ...``
-from the course folder. Standard library + nbgrader only.
+for the course it was installed from and refuses inside another course folder (see ``admin``).
+``python -m course.instructor ...`` from a course folder runs that folder's own code. Standard
+library + nbgrader only.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -183,22 +183,24 @@ def course_root(start: Path) -> Path | None:
 
 
 def admin(argv: list[str] | None = None) -> None:
-    """``course-admin``: these commands for the course folder it is run in. As a console script,
-    Python imports whichever copy of ``course`` was installed; an instructor with two course folders
-    (this term's and last term's, or a JupyterHub's non-editable install) means the one they stand
-    in. So the folder comes from the current directory, else the installed copy's own."""
+    """``course-admin``: these commands, for the course this code belongs to. An instructor standing
+    in another course folder (last term's clone, or a folder a student handed in that calls itself
+    a course) is told so and how to run that one's own code on purpose; it is never run for them:
+    code found by walking up from the current folder is nobody's choice."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    here = course_root(Path.cwd().resolve()) or course_root(ROOT)
-    if here is None:
-        print("error: not inside a course folder (one with course/lessons/)", file=sys.stderr)
-        print("  fix: cd into the course's folder (its git clone), then run course-admin again",
-              file=sys.stderr)  # fmt: skip
+    own = course_root(ROOT)
+    here = course_root(Path.cwd().resolve())
+    if own is None:  # installed without its course folder (a copy in site-packages)
+        print("error: this course-admin was installed without its course folder", file=sys.stderr)
+        print("  fix: install the course in development mode (pip install -e <course folder>), or "
+              "run python -m course.instructor from the course folder", file=sys.stderr)  # fmt: skip
         sys.exit(2)
-    if here != ROOT:  # another checkout's: run that one's code, as python -m from its root would
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here), env.get("PYTHONPATH")]))
-        os.chdir(here)
-        os.execve(sys.executable, [sys.executable, "-P", "-m", "course.instructor", *argv], env)
+    if here is not None and here != own:
+        print(f"error: this course-admin belongs to the course in {own}, and you stand in "
+              f"another course folder, {here}", file=sys.stderr)  # fmt: skip
+        print(f"  fix: run that course's own code, if you trust it: cd {here} && python -m "
+              f"course.instructor {' '.join(argv)}; or cd out of it", file=sys.stderr)  # fmt: skip
+        sys.exit(2)
     main(argv)
 
 

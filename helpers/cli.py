@@ -81,7 +81,11 @@ def lessons() -> list[str]:
     """The released lessons (a folder of release/ holding a notebook), in version order."""
     rel = release_dir()
     found = (
-        [d.name for d in rel.iterdir() if d.is_dir() and any(d.glob("*.ipynb"))]
+        [
+            d.name
+            for d in rel.iterdir()
+            if d.is_dir() and not d.name.startswith(".") and any(d.glob("*.ipynb"))
+        ]
         if rel.is_dir()
         else []
     )
@@ -146,29 +150,39 @@ def port_is_free(port: int) -> bool:
 # the environment
 
 
-def in_environment() -> bool:
-    return os.environ.get(IN_ENV) == "1" or Path(sys.prefix).resolve() == venv_dir().resolve()
+def restarted() -> bool:
+    """Whether this process is this command re-started inside the environment: the marker holds
+    this very process id (an exec keeps it; a kernel, a terminal or any later command started from
+    JupyterLab has another, so a marker they inherit means nothing to them)."""
+    return os.environ.get(IN_ENV) == str(os.getpid())
 
 
 def enter_environment(argv: list[str]) -> None:
     """Make the course's environment if needed, then go on inside it: when this process is not the
     environment's Python, re-start this command there (it does not return then)."""
-    if os.environ.get(IN_ENV) == "1":
+    if restarted():
+        os.environ.pop(IN_ENV)  # nothing started from here inherits it
         return
     ensure = ROOT / "scripts" / "ensure_env.sh"
     if not ensure.is_file():
         raise Refused(f"{ensure} is missing", "extract the course bundle again")
+    sys.stdout.flush()
     done = subprocess.run(["bash", "-c", 'source "$1"', "./notebook.sh", str(ensure)])
     if done.returncode != 0:
         raise SystemExit(done.returncode)  # ensure_env.sh printed the problem and its fix
-    python = venv_dir() / "bin" / "python"
-    env = dict(os.environ, **{IN_ENV: "1"})
-    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    venv = venv_dir()
+    python = venv / "bin" / "python"
+    is_311 = "import sys; sys.exit(sys.version_info[:2] != (3, 11))"
+    if subprocess.run([str(python), "-c", is_311], capture_output=True).returncode != 0:
+        raise Refused(f"{venv} is not a Python 3.11 environment",
+                      f"remove it and let the next start make it again: rm -rf {venv} && "
+                      "./notebook.sh 9.1", 3)  # fmt: skip
+    os.environ["PATH"] = os.pathsep.join([str(python.parent), os.environ.get("PATH", "")])
+    if Path(sys.prefix).resolve() == venv.resolve():
+        return  # already the environment's Python (the console script .venv/bin/course)
+    env = dict(os.environ, **{IN_ENV: str(os.getpid())})
+    # this checkout's helpers, whichever checkout the environment was installed from
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    if Path(sys.prefix).resolve() == venv_dir().resolve():
-        os.environ.update(env)
-        return
-    sys.stdout.flush()
     os.execve(str(python), [str(python), "-P", "-m", "helpers.cli", *argv], env)
 
 
@@ -182,16 +196,22 @@ def open_lesson(lesson: str, port: str, fresh: bool, browser: bool, setup_only: 
     port_number = check_port(port, lesson)
     workspace = workspace_dir()
     dest = workspace / lesson
-    if not os.environ.get(IN_ENV):  # the copy is made once, before the environment re-start
+    if not restarted():  # the copy is made once, before the environment re-start
         if fresh and dest.is_dir():
             stamp = time.strftime("%Y%m%d-%H%M%S")
             archive = workspace / "archive" / f"{lesson}-{stamp}"
+            n = 1
+            while archive.exists() or archive.is_symlink():  # two --fresh in one second
+                n += 1
+                archive = workspace / "archive" / f"{lesson}-{stamp}-{n}"
             archive.parent.mkdir(parents=True, exist_ok=True)
             dest.rename(archive)
             print(f"==> archived your previous copy to {archive}")
         dest.mkdir(parents=True, exist_ok=True)
         copied = 0
         for src in sorted((release_dir() / lesson).iterdir()):
+            if src.name.startswith("."):
+                continue  # checkpoints and other hidden entries are not part of the lesson
             target = dest / src.name
             if target.exists() or target.is_symlink():
                 continue  # never overwrite the student's work
@@ -224,7 +244,8 @@ def open_lesson(lesson: str, port: str, fresh: bool, browser: bool, setup_only: 
     student_lab.write_settings_defaults(Path(sys.prefix))
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(config), env.get("JUPYTER_CONFIG_PATH")]))  # fmt: skip
-    args = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={dest}",
+    # -P: the lesson folder is the working folder, and none of its files may shadow jupyter's
+    args = [sys.executable, "-P", "-m", "jupyter", "lab", f"--ServerApp.root_dir={dest}",
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port_number}",
             "--ServerApp.port_retries=0", f"--LabApp.default_url=/lab/tree/{notebook}"]  # fmt: skip
     if not browser:
@@ -314,23 +335,27 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="course", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n\n".join(__doc__.split("\n\n")[1:3]))  # fmt: skip
-    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("list", help="the lessons")
-    p = sub.add_parser("open", help="open a lesson in JupyterLab (your copy is never overwritten)")
+    plain = __doc__.replace("``", "")
+    ap = _Parser(prog="course", description=plain.split("\n\n")[0], allow_abbrev=False,
+                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                 epilog="\n\n".join(plain.split("\n\n")[1:4]))  # fmt: skip
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")  # none: list
+    sub.add_parser("list", help="the lessons (also: course with no command)", allow_abbrev=False)
+    p = sub.add_parser("open", help="open a lesson in JupyterLab (your copy is never overwritten)",
+                       allow_abbrev=False)  # fmt: skip
     p.add_argument("lesson")
     p.add_argument("--fresh", action="store_true", help="archive your copy and start again")
     p.add_argument("--no-browser", action="store_true", help="print the URL instead of opening it")
     p.add_argument("--port", default=str(DEFAULT_PORT), help=f"JupyterLab's port ({DEFAULT_PORT})")
     p.add_argument("--setup-only", action="store_true", help="make the copy, start nothing")
-    p = sub.add_parser("submit", help="check the visible tests, then write submit/<NAME>.zip")
+    p = sub.add_parser("submit", help="check the visible tests, then write submit/<NAME>.zip",
+                       allow_abbrev=False)  # fmt: skip
     p.add_argument("lesson")
     p.add_argument(
         "--as", dest="name", default="", help="your name (remembered after the first time)"
     )
-    p = sub.add_parser("doctor", help="check Python, the environment, BaseLM, the port, the disk")
+    p = sub.add_parser("doctor", help="check Python, the environment, BaseLM, the port, the disk",
+                       allow_abbrev=False)  # fmt: skip
     p.add_argument("--port", default=str(DEFAULT_PORT))
     sub.add_parser("baselm", help="set up BaseLM; the rest goes to python -m helpers.baselm build",
                    add_help=False)  # fmt: skip
@@ -372,6 +397,8 @@ def from_notebook_sh(argv: list[str]) -> list[str]:
         else:
             lesson = a
         i += 1
+    if port is not None and lesson and mode != "doctor":
+        check_port(port, lesson)  # checked whatever the mode, as notebook.sh always did
     # "--as=NAME", "--port=N": a value that starts with '-' stays a value (and is refused as one)
     port_args = [f"--port={port}"] if port is not None else []
     if mode == "doctor":
@@ -399,6 +426,7 @@ Open a lesson of Module 9 in JupyterLab.
                                 the port and the disk; each problem comes with its fix
 
 Your copy of a lesson lives in workspace/<lesson>/ and is never overwritten; release/ is only read.
+COURSE_RELEASE_DIR, COURSE_WORKSPACE, COURSE_SUBMIT_DIR and COURSE_VENV move those folders.
 The same commands, once the environment exists: .venv/bin/course list | open | submit | doctor.
 """
 
@@ -415,7 +443,7 @@ def main(argv: list[str] | None = None, notebook_sh: bool = False) -> int:
     if argv[:1] == ["baselm"]:  # everything after it is BaseLM's own, options included
         return baselm(argv[1:], argv)
     args = _parser().parse_args(argv)
-    if args.command == "list":
+    if args.command in (None, "list"):
         return list_lessons()
     if args.command == "doctor":
         return doctor(args.port)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from pathlib import Path
@@ -110,3 +111,20 @@ def browser():
             pytest.skip(f"Chromium could not start: {exc}")
         yield b
         b.close()
+
+
+@pytest.fixture()
+def bundle(tmp_path: Path) -> dict[str, str]:
+    """Two fixture lessons (9.0, 9.10) in a release folder and an empty workspace: the environment
+    that points notebook.sh and the course command at them."""
+    import nbformat
+
+    release = tmp_path / "release"
+    for lesson, title in [("9.0", "Fixture lesson"), ("9.10", "Another fixture")]:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {lesson} {title}"),
+                    nbformat.v4.new_code_cell("x = 1")]  # fmt: skip
+        (release / lesson).mkdir(parents=True)
+        nbformat.write(nb, release / lesson / f"{lesson}.ipynb")
+    env = dict(os.environ, COURSE_RELEASE_DIR=str(release), COURSE_WORKSPACE=str(tmp_path / "ws"))
+    return env

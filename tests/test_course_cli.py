@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tomllib
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 
 from helpers import cli, student_lab, submission
 from tests.conftest import ROOT
-from tests.test_notebook_sh import bundle, run  # noqa: F401  (the fixture)
+from tests.test_notebook_sh import run
 
 # ----------------------------------------------------------------------------------------------
 # notebook.sh's spelling -> course's
@@ -102,13 +104,68 @@ def test_baselm_options_pass_through_untouched(monkeypatch):
         ["9.0", "--submit", "--as", "-rf"],
     ],  # fmt: skip
 )
-def test_listing_and_bad_input_install_nothing(bundle, tmp_path, argv):  # noqa: F811
+def test_listing_and_bad_input_install_nothing(bundle, tmp_path, argv):
     venv = tmp_path / "venv-that-must-not-appear"
     out = run(argv, dict(bundle, COURSE_VENV=str(venv)))
     assert not venv.exists(), out.stdout + out.stderr
     assert "installing" not in out.stdout + out.stderr
-    if out.returncode:
-        assert "fix:" in out.stderr, out.stderr
+    good = argv in ([], ["--help"], ["9.0", "--setup-only"])
+    assert out.returncode == (0 if good else 2), out.stdout + out.stderr
+    if not good:
+        assert "error:" in out.stderr and "fix:" in out.stderr, out.stderr
+
+
+def test_an_inherited_marker_does_not_skip_the_copy(bundle):
+    """JupyterLab's terminals and kernels descend from the re-started command; the marker it ran
+    under names its own process, so a later ./notebook.sh from a terminal still makes the copy."""
+    for marker in ["1", str(os.getpid()), "0"]:
+        env = dict(bundle, COURSE_IN_ENV=marker)
+        out = run(["9.0", "--setup-only"], env)
+        assert out.returncode == 0, out.stderr
+        assert (Path(bundle["COURSE_WORKSPACE"]) / "9.0" / "9.0.ipynb").is_file(), marker
+
+
+def test_fresh_through_the_environment_archives_once(bundle, tmp_path):
+    """A real open goes through the re-start inside .venv (and stops at a busy port): the copy is
+    archived once, before the re-start, never again after it."""
+    ws = Path(bundle["COURSE_WORKSPACE"])
+    run(["9.0", "--setup-only"], bundle)
+    (ws / "9.0" / "9.0.ipynb").write_text((ws / "9.0" / "9.0.ipynb").read_text() + " ")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = run(["9.0", "--fresh", "--no-browser", "--port", str(port)], bundle)
+        again = run(["9.0", "--fresh", "--no-browser", "--port", str(port)], bundle)
+    assert out.returncode == 4 and again.returncode == 4, out.stdout + out.stderr
+    assert f"port {port} is busy" in out.stderr
+    archived = sorted((ws / "archive").iterdir())
+    assert len(archived) == 2, archived  # one per run; both in the same second get distinct names
+    assert out.stdout.count("archived your previous copy") == 1
+
+
+def test_an_environment_that_is_not_python_3_11_names_the_rebuild(bundle, tmp_path):
+    """The shim runs on an older Python (3.8+) to list; opening needs 3.11, and ensure_env.sh's
+    'not found' (exit 3, with the fix) comes through the command unchanged."""
+    older = next((Path(f"/root/.pyenv/versions/{v}/bin/python3") for v in ("3.10.13", "3.9.18")
+                  if Path(f"/root/.pyenv/versions/{v}/bin/python3").exists()), None)  # fmt: skip
+    if older is None:
+        older = shutil.which("python3.10") or shutil.which("python3.9")
+    if older is None:
+        pytest.skip("no Python 3.8-3.10 on this machine to stand in for an older one")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for d in ["/usr/bin", "/bin"]:
+        for tool in Path(d).iterdir():
+            if not tool.name.startswith("python") and not (bindir / tool.name).exists():
+                (bindir / tool.name).symlink_to(tool)
+    (bindir / "python3").symlink_to(older)
+    env = dict(bundle, PATH=str(bindir), COURSE_VENV=str(tmp_path / "novenv"), PYTHON="")
+    listed = run([], env)
+    assert listed.returncode == 0 and "Fixture lesson" in listed.stdout, listed.stderr
+    out = run(["9.0", "--no-browser"], env)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "Python 3.11 was not found" in out.stderr and "fix:" in out.stderr
 
 
 # ----------------------------------------------------------------------------------------------
@@ -151,21 +208,38 @@ def test_collect_and_submit_share_the_rule():
 
 
 def test_the_hub_and_the_laptop_share_one_list(tmp_path):
+    """What the hub writes for a student switches off exactly the exchange set; the laptop's is
+    that plus the parts that need an exchange; Validate is never switched off."""
+    import json
+
     from course import hub
 
-    lab_hub, server_hub = student_lab.disabled(exchange=True)
-    lab_laptop, server_laptop = student_lab.disabled(exchange=False)
-    assert hub.STUDENT_DISABLED_LAB == lab_hub and hub.STUDENT_DISABLED_SERVER == server_hub
-    assert set(lab_hub) < set(lab_laptop) and set(server_hub) < set(server_laptop)
-    assert "@jupyter/nbgrader:validate-assignment" not in lab_laptop
-    assert "@jupyter/nbgrader:assignment-list" in set(lab_laptop) - set(lab_hub)
+    def written(folder: Path) -> tuple[set[str], set[str]]:
+        page = json.loads((folder / "labconfig" / "page_config.json").read_text())
+        server = json.loads((folder / "jupyter_server_config.json").read_text())
+        lab = {k for k, v in page["disabledExtensions"].items() if v}
+        ext = {k for k, v in server["ServerApp"]["jpserver_extensions"].items() if v is False}
+        return lab, ext
+
+    hub_lab, hub_server = written(hub.write_jupyter_config(tmp_path / "hub", tmp_path / "exchange"))
+    laptop_lab, laptop_server = written(
+        student_lab.write_config(tmp_path / "laptop", exchange=False)
+    )
+    assert (hub_lab, hub_server) == tuple(set(x) for x in student_lab.disabled(exchange=True))
+    assert hub_lab < laptop_lab and hub_server < laptop_server
+    assert (
+        "@jupyter/nbgrader:formgrader" in hub_lab
+        and "nbgrader.server_extensions.formgrader" in hub_server
+    )
+    assert laptop_lab - hub_lab == {"@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:menu"}
+    assert not any("validate" in name for name in laptop_lab | laptop_server)
 
 
 # ----------------------------------------------------------------------------------------------
 # the console scripts
 
 
-def test_the_console_scripts_are_declared_and_installed(bundle, tmp_path):  # noqa: F811
+def test_the_console_scripts_are_declared_and_installed(bundle, tmp_path):
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"course": "helpers.cli:main", "course-admin": "course.instructor:admin"}
     bindir = Path(sys.executable).parent
@@ -177,41 +251,71 @@ def test_the_console_scripts_are_declared_and_installed(bundle, tmp_path):  # no
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert (Path(env["COURSE_WORKSPACE"]) / "9.10" / "9.10.ipynb").is_file()
-    out = subprocess.run([str(bindir / "course-admin"), "--help"], cwd=ROOT, capture_output=True,
+    out = subprocess.run([str(bindir / "course-admin"), "--help"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0 and "autograde" in out.stdout
 
 
-def _fake_course(root: Path, marker: str) -> Path:
+def _fake_course(root: Path) -> Path:
+    """A folder that calls itself a course: a student could hand one in."""
     (root / "course" / "lessons").mkdir(parents=True)
     (root / "course" / "__init__.py").write_text("")
-    (root / "course" / "instructor.py").write_text(f"import sys\nprint({marker!r}, sys.argv[1:])\n")
+    (root / "course" / "instructor.py").write_text("print('THE FOLDER\\'S OWN CODE RAN')\n")
     (root / "deep" / "er").mkdir(parents=True)
     return root
 
 
-def test_course_admin_runs_the_course_folder_it_stands_in(tmp_path):
-    other = _fake_course(tmp_path / "last-term", "last term's course")
-    call = [
-        sys.executable,
-        "-c",
-        "from course.instructor import admin; admin()",
-        "autograde",
-        "9.1",
-    ]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run(call, cwd=other / "deep" / "er", env=env, capture_output=True, text=True,
-                         timeout=120)  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "last term's course ['autograde', '9.1']"
+def test_course_admin_never_runs_code_it_finds_where_it_stands(tmp_path):
+    other = _fake_course(tmp_path / "inbox" / "mallory")
+    bindir = Path(sys.executable).parent
+    for cwd in [other, other / "deep" / "er"]:
+        out = subprocess.run([str(bindir / "course-admin"), "collect", ".", "9.1"], cwd=cwd,
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert "OWN CODE RAN" not in out.stdout + out.stderr
+        assert f"another course folder, {other}" in out.stderr and "fix:" in out.stderr
 
 
-def test_course_admin_outside_a_course_names_the_fix(tmp_path, monkeypatch):
+def test_course_admin_runs_its_own_course_from_anywhere_else(tmp_path, monkeypatch):
+    from course import instructor
+
+    ran = []
+    monkeypatch.setattr(instructor, "main", lambda argv: ran.append(argv))
+    monkeypatch.chdir(tmp_path)  # in no course at all
+    instructor.admin(["export", "--to", "g.csv"])
+    monkeypatch.chdir(ROOT / "course" / "grading")  # inside its own
+    instructor.admin(["export"])
+    assert ran == [["export", "--to", "g.csv"], ["export"]]
+    assert instructor.course_root(ROOT / "course" / "grading") == ROOT
+
+
+def test_course_admin_installed_without_its_course_names_the_fix(tmp_path, monkeypatch, capsys):
     from course import instructor
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(instructor, "ROOT", tmp_path / "site-packages")  # a non-editable install
     with pytest.raises(SystemExit) as exit_:
         instructor.admin(["export"])
-    assert exit_.value.code == 2
-    assert instructor.course_root(ROOT / "course" / "grading") == ROOT
+    assert exit_.value.code == 2 and "fix:" in capsys.readouterr().err
+
+
+def test_no_abbreviations_no_hidden_lessons_and_no_command_lists(
+    bundle, tmp_path, monkeypatch, capsys
+):
+    for key in ("COURSE_RELEASE_DIR", "COURSE_WORKSPACE"):
+        monkeypatch.setenv(key, bundle[key])
+    release = Path(bundle["COURSE_RELEASE_DIR"])
+    (release / ".hidden").mkdir()
+    (release / ".hidden" / "x.ipynb").write_text("{}")
+    (release / "9.0" / ".ipynb_checkpoints").mkdir()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["open", "9.0", "--fr", "--setup-only"])  # --fr is not --fresh
+    assert exit_.value.code == 2 and "unrecognized arguments: --fr" in capsys.readouterr().err
+    assert cli.main([]) == 0
+    listed = capsys.readouterr().out
+    assert "9.0 " in listed and ".hidden" not in listed
+    assert cli.lessons() == ["9.0", "9.10"]
+    assert cli.main(["open", "9.0", "--setup-only"]) == 0
+    assert sorted(p.name for p in (Path(bundle["COURSE_WORKSPACE"]) / "9.0").iterdir()) == [
+        "9.0.ipynb"
+    ]

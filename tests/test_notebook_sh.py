@@ -20,20 +20,6 @@ from tests.conftest import ROOT, free_port
 SCRIPT = ROOT / "notebook.sh"
 
 
-@pytest.fixture()
-def bundle(tmp_path: Path) -> dict[str, str]:
-    """A release folder with two fixture lessons and an empty workspace."""
-    release = tmp_path / "release"
-    for lesson, title in [("9.0", "Fixture lesson"), ("9.10", "Another fixture")]:
-        nb = nbformat.v4.new_notebook()
-        nb.cells = [nbformat.v4.new_markdown_cell(f"# {lesson} {title}"),
-                    nbformat.v4.new_code_cell("x = 1")]  # fmt: skip
-        (release / lesson).mkdir(parents=True)
-        nbformat.write(nb, release / lesson / f"{lesson}.ipynb")
-    env = dict(os.environ, COURSE_RELEASE_DIR=str(release), COURSE_WORKSPACE=str(tmp_path / "ws"))
-    return env
-
-
 def run(args: list[str], env: dict[str, str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120, **kw

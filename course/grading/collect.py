@@ -55,7 +55,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from course.grading.common import ROOT
-from helpers.submission import student_id
+from helpers.submission import ZIP_LAYOUT, student_id
 
 NOTEBOOK_CAP_MB = 20  # a lesson notebook with outputs is < 2 MB
 ZIP_MEMBER_CAP = 1000  # members of one zip (all of them, not only notebooks)
@@ -79,7 +79,8 @@ _READ_ERRORS = (
 def _find_notebook(folder: Path, lesson: str, refuse) -> Path | None:
     """The student's <lesson>.ipynb in ``folder`` (workspace/<lesson>/ first), never via a symlink."""
     name = f"{lesson}.ipynb"
-    preferred = [folder / "workspace" / lesson / name, folder / lesson / name, folder / name]
+    layout = folder / ZIP_LAYOUT.format(lesson=lesson)  # what course submit writes
+    preferred = [layout, folder / lesson / name, folder / name]
     hits = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d != ".ipynb_checkpoints")
