@@ -279,7 +279,7 @@ def submit(lesson: str, name: str, argv: list[str]) -> int:
                       f"./notebook.sh {lesson} --submit --as firstname.lastname")  # fmt: skip
     if not submission.is_student_id(name):
         raise Refused(f"--as '{name}': use letters, digits, '.', '_' or '-' (no spaces), starting "
-                      "with a letter or digit", f"./notebook.sh {lesson} --submit --as ada.lovelace")  # fmt: skip
+                      "with a letter or digit, not ending with '_'", f"./notebook.sh {lesson} --submit --as ada.lovelace")  # fmt: skip
     workspace.mkdir(parents=True, exist_ok=True)
     name_file.write_text(name + "\n", encoding="utf-8")
     enter_environment(argv)

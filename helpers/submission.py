@@ -24,8 +24,9 @@ import zipfile
 from pathlib import Path
 
 # An id: letters, digits, '_', '.', '-', starting with a letter or a digit (never '.', '-' or '_':
-# no hidden file, no command-line option, no empty name).
-STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# no hidden file, no command-line option, no empty name) and not ending with '_' (which the
+# reduction below strips: an id is exactly a name the reduction leaves as it is).
+STUDENT_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9.-])?")
 _NOT_IN_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 ZIP_LAYOUT = "workspace/{lesson}/{lesson}.ipynb"
 
