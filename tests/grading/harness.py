@@ -15,14 +15,19 @@ the mutation run (tests/grading/mutation.py) leaves alive computes the same cont
 mutant's key from that run and the comment lines below the header are the argument.
 
 ``run_variants`` executes the source notebook once (as the autograder would, NBGRADER_EXECUTION set),
-then for each variant: execs its code in the kernel, runs every test cell through the trusted verdict
+then for each variant: execs its code in the kernel, runs the test cells through the trusted verdict
 (course/grading/verdict.py: the tests run here, the functions are called in the kernel), records
-which cells fail, and restores the reference by re-running the solution cells.
+which cells fail, and restores the reference by re-running the solution cells. ``every_cell=False``
+runs, for a variant that only binds names (``def``, ``class``, ``name = ...``, imports), only the
+test cells those names can reach (``cells_reached``); a cell left out names none of them, directly
+or through a solution that does, so it runs the reference's code and passes as it did in the
+baseline. tests/test_autograder.py runs 9.1-9.3 in full and checks that rule on them.
 The kernel runs in the grading sandbox (course/grading/sandbox.py) wherever it can start.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from dataclasses import dataclass, field
@@ -235,7 +240,7 @@ class GradingKernel:
         if self._channel is None:
             self._channel = Channel(self.client.km.connection_file, timeout=self.timeout)
         out = {}
-        for v in run_lesson(self._channel, self.lesson, cells or list(self.info.test_cells),
+        for v in run_lesson(self._channel, self.lesson, list(self.info.test_cells) if cells is None else cells,
                             self.timeout):  # fmt: skip
             if v.timeout:
                 raise CellTimeoutError(v.message)
@@ -261,13 +266,65 @@ class GradingKernel:
                 raise RuntimeError(f"{self.lesson}: the reference cell {gid} failed to run again")
 
 
-def run_variants(lesson: str, variants: list[Variant], timeout: int = 120) -> dict:
-    """Execute the lesson once, then every variant; returns {"baseline": {...}, name: {cell: failed}}."""
+def _names(code: str) -> set[str]:
+    """Every name and attribute name ``code`` mentions."""
+    tree = ast.parse(code)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+    }
+
+
+def bound_names(code: str) -> set[str] | None:
+    """The names a cell binds at top level (and any its functions declare ``global``), or None when
+    it does anything else at top level (a call, an attribute or item assignment: a side effect
+    that may reach any cell)."""
+    tree = ast.parse(code)
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            bound |= {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not all(isinstance(t, ast.Name) for t in targets):
+                return None
+            bound |= {t.id for t in targets}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            return None
+    return bound
+
+
+def cells_reached(info: Lesson, code: str) -> list[str] | None:
+    """The test cells a variant's ``code`` can change: those that mention a name it binds, or a
+    name a solution cell binds whose code mentions one of them (to a fixed point). None: all."""
+    reach = bound_names(code)
+    if reach is None:
+        return None
+    solutions = [(bound_names(info.reference_code(g)), _names(info.reference_code(g)))
+                 for g in info.solution_cells]  # fmt: skip
+    grown = True
+    while grown:
+        grown = False
+        for binds, mentions in solutions:
+            if binds is None:
+                return None
+            if mentions & reach and not binds <= reach:
+                reach |= binds
+                grown = True
+    return [t for t in info.test_cells if _names(info.test_code[t]) & reach]
+
+
+def run_variants(lesson: str, variants: list[Variant], timeout: int = 120,
+                 every_cell: bool = True) -> dict:  # fmt: skip
+    """Execute the lesson once, then every variant; returns {"baseline": {...}, name: {cell: failed}}
+    (with ``every_cell=False``, only the cells ``cells_reached`` names for that variant)."""
     results: dict[str, dict[str, bool]] = {}
     with GradingKernel(lesson, timeout) as k:
         results["baseline"] = k.baseline
         for v in variants:
-            got = k.try_code(v.code)
+            got = k.try_code(v.code, None if every_cell else cells_reached(k.info, v.code))
             if got is None:
                 raise RuntimeError(f"{lesson}: code failed to run:\n{v.code}")
             results[v.name] = got
