@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from helpers import cli, student_lab, submission
 from tests.conftest import ROOT
-from tests.test_notebook_sh import run
+from tests.test_notebook_sh import env_without_python, run
 
 # ----------------------------------------------------------------------------------------------
 # notebook.sh's spelling -> course's
@@ -153,14 +153,8 @@ def test_an_environment_that_is_not_python_3_11_names_the_rebuild(bundle, tmp_pa
         older = shutil.which("python3.10") or shutil.which("python3.9")
     if older is None:
         pytest.skip("no Python 3.8-3.10 on this machine to stand in for an older one")
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for d in ["/usr/bin", "/bin"]:
-        for tool in Path(d).iterdir():
-            if not tool.name.startswith("python") and not (bindir / tool.name).exists():
-                (bindir / tool.name).symlink_to(tool)
+    env, bindir = env_without_python(bundle, tmp_path)
     (bindir / "python3").symlink_to(older)
-    env = dict(bundle, PATH=str(bindir), COURSE_VENV=str(tmp_path / "novenv"), PYTHON="")
     listed = run([], env)
     assert listed.returncode == 0 and "Fixture lesson" in listed.stdout, listed.stderr
     out = run(["9.0", "--no-browser"], env)

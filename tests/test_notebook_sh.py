@@ -69,8 +69,9 @@ def test_fresh_archives_then_restarts(bundle):
     assert "my work" not in nb_path.read_text()
 
 
-def test_missing_python_names_the_fix(bundle, tmp_path):
-    # A PATH with every usual tool but no Python, and no existing venv.
+def env_without_python(bundle: dict[str, str], tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """(an environment whose PATH holds every usual tool but no Python, and no existing venv; the
+    PATH's folder, where a test may put a Python of its choosing)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     for d in ["/usr/bin", "/bin"]:
@@ -78,6 +79,11 @@ def test_missing_python_names_the_fix(bundle, tmp_path):
             if not tool.name.startswith("python") and not (bindir / tool.name).exists():
                 (bindir / tool.name).symlink_to(tool)
     env = dict(bundle, PATH=str(bindir), COURSE_VENV=str(tmp_path / "novenv"), PYTHON="")
+    return env, bindir
+
+
+def test_missing_python_names_the_fix(bundle, tmp_path):
+    env, _ = env_without_python(bundle, tmp_path)
     out = run(["9.0", "--no-browser"], env)
     assert out.returncode == 3
     assert "Python 3.11 was not found" in out.stderr and "fix:" in out.stderr
