@@ -21,7 +21,7 @@ if ! command -v bwrap >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/d
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null ||
     echo "    bubblewrap could not be installed; grading tests run unsandboxed and the attack suite skips"
 fi
-# --- JupyterHub class test (tests/test_hub.py): the proxy from npm (JupyterHub itself: requirements.txt)
+# --- JupyterHub class test (tests/test_hub.py): the proxy from npm (JupyterHub itself: the hub extra in pyproject.toml)
 if [ "$fast" = 0 ] && ! command -v configurable-http-proxy >/dev/null && [ "$(id -u)" = 0 ]; then
   echo "==> installing configurable-http-proxy (npm) for the JupyterHub test (first run only)"
   if ! command -v npm >/dev/null && command -v apt-get >/dev/null; then

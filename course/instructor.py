@@ -59,7 +59,6 @@ BUNDLE_FILES = [
     "notebook.sh",
     "baselm.sh",
     "scripts/ensure_env.sh",
-    "requirements.txt",
     "requirements.lock",
     "environment.yml",
     "pyproject.toml",
@@ -96,6 +95,13 @@ def bundle(out: Path, root: Path = ROOT) -> Path:
             shutil.copytree(src, dest / rel, ignore=skip)
         else:
             shutil.copy2(src, dest / rel)
+    # the student's pyproject declares only the student's command: course-admin's package (course/)
+    # is not in the bundle
+    pyproject = (dest / "pyproject.toml").read_text()
+    admin = [ln for ln in pyproject.splitlines(keepends=True) if ln.startswith("course-admin =")]
+    if len(admin) != 1:
+        raise SystemExit("bundle: pyproject.toml must declare course-admin on one line")
+    (dest / "pyproject.toml").write_text(pyproject.replace(admin[0], ""))
     shutil.copy2(root / BUNDLE_README, dest / "README.md")
     shutil.copy2(root / BUNDLE_SOURCES, dest / "Module_9_Sources.md")  # the ids the lessons cite
     tar = out / "rlvr-grpo-module9.tar.gz"

@@ -47,16 +47,19 @@ RUN_CREATED = {
 ALLOWED = {
     "pyproject.toml": (
         {
-            "requirements-dev.txt",
             "requirements-dev.lock",
             "scripts/lock.sh",
+            "scripts/ensure_env.sh",
+            "deploy/jupyterhub/",
+            "tests/test_hub.py",
+            "tests/grading/mutation.py",
             "course/lessons/*/lesson.py",
             "course/lessons/*/hidden/*.py",
             "./test.sh",
         },
-        "the repository's build file, shipped as it is for `pip install -e .`; its comment and its "
-        "ruff/pytest sections describe the instructor's tree, and scripts/ensure_env.sh hashes it "
-        "(an edit reinstalls every venv)",
+        "the repository's build file, shipped for `pip install -e .` without its course-admin line; "
+        "its comments and its ruff/pytest sections describe the instructor's tree, and "
+        "scripts/ensure_env.sh hashes it (an edit reinstalls every venv)",
     ),
     "scripts/ensure_env.sh": (
         {"requirements-dev.lock"},
@@ -312,3 +315,16 @@ def test_the_check_reports_file_line_and_path(tmp_path):
         "release/9.9/9.9.ipynb:cell 1:2: course/make.py",
         "release/9.9/9.9.ipynb:cell 1:2: tests/",
     ]
+
+
+def test_the_bundles_pyproject_declares_only_the_students_command(student_bundle):
+    """The student's install gets `course`; `course-admin` would be a command whose package
+    (course/) the bundle lacks, so the bundle's pyproject.toml leaves it out."""
+    import tomllib
+
+    ours = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    theirs = tomllib.loads((student_bundle / "pyproject.toml").read_text())
+    assert set(ours["project"]["scripts"]) == {"course", "course-admin"}
+    assert theirs["project"]["scripts"] == {"course": ours["project"]["scripts"]["course"]}
+    ours["project"]["scripts"].pop("course-admin")
+    assert theirs == ours, "only the course-admin line may differ"

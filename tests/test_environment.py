@@ -1,11 +1,14 @@
-"""Two dependency sets, each a requirements file and its lock. requirements.txt says what a student
-runs (environment.yml installs the same); requirements-dev.txt adds the tests, lint, mutation testing
-and JupyterHub. The locks (scripts/lock.sh makes both; scripts/ensure_env.sh installs one) hold the
-exact version of every package: requirements.lock for ./notebook.sh, requirements-dev.lock for
-./test.sh, the student's lock resolved against the developers' so both get the same versions."""
+"""Two dependency sets, both declared in pyproject.toml (scripts/deps.py reads them), each with its
+lock. The project's dependencies are what a student runs (environment.yml installs the same); the dev
+set adds the hub extra (JupyterHub) and the dev group (tests, lint, mutation testing). The locks
+(scripts/lock.sh makes both; scripts/ensure_env.sh installs one) hold the exact version of every
+package: requirements.lock for ./notebook.sh, requirements-dev.lock for ./test.sh, the student's
+lock resolved against the developers' so both get the same versions. environment.yml and level B's
+Colab pins are written from pyproject.toml and the lock, never by hand."""
 
 from __future__ import annotations
 
+import json
 import platform
 import re
 import sys
@@ -20,10 +23,18 @@ DEV_TOOLS = ["pytest", "pytest-timeout", "cosmic-ray", "hypothesis", "ruff", "pl
              "jupyterhub"]  # fmt: skip
 
 
-def _requirements(name: str = "requirements.txt") -> list[str]:
-    lines = (ROOT / name).read_text().splitlines()
-    reqs = (ln.split("#")[0].strip() for ln in lines)
-    return sorted(r for r in reqs if r and not r.startswith("-r "))
+def _deps():
+    """scripts/deps.py, the module lock.sh runs (scripts/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_deps", ROOT / "scripts" / "deps.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _requirements(which: str = "student") -> list[str]:
+    return sorted(_deps().requirements(which))
 
 
 def _lock(name: str) -> dict[str, str]:
@@ -50,6 +61,43 @@ def test_environment_yml_matches_requirements():
     assert _environment_pip() == _requirements()
 
 
+def test_generated_files_are_what_the_lock_script_writes():
+    """environment.yml and helpers/data/colab_pins.json are written by scripts/deps.py generate
+    (lock.sh's last step) from pyproject.toml and requirements.lock: no list kept in step by hand."""
+    deps = _deps()
+    assert deps.stale() == [], "run: python scripts/deps.py generate"
+    pins = deps.colab_pins()
+    assert pins and set(pins) == set(deps._project()["tool"]["course"]["colab"])
+
+
+def test_the_generated_files_follow_an_edit(tmp_path):
+    """One edit of pyproject.toml (a range, a Colab package) changes what generate writes, and check
+    reports both files stale until it runs."""
+    import shutil
+    import subprocess
+
+    for f in ("pyproject.toml", "requirements.lock", "requirements-dev.lock", "environment.yml"):
+        shutil.copy2(ROOT / f, tmp_path / f)
+    (tmp_path / "scripts").mkdir()
+    shutil.copy2(ROOT / "scripts" / "deps.py", tmp_path / "scripts" / "deps.py")
+    (tmp_path / "helpers" / "data").mkdir(parents=True)
+    shutil.copy2(ROOT / "helpers" / "data" / "colab_pins.json", tmp_path / "helpers" / "data")
+    deps = tmp_path / "scripts" / "deps.py"
+    run = [sys.executable, str(deps)]
+    assert subprocess.run([*run, "check"], cwd=tmp_path).returncode == 0
+    text = (tmp_path / "pyproject.toml").read_text()
+    text = text.replace('"tqdm>=4.66"', '"tqdm>=4.67"').replace(
+        '"tokenizers"]', '"tokenizers", "numpy"]'
+    )
+    (tmp_path / "pyproject.toml").write_text(text)
+    out = subprocess.run([*run, "check"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 1 and "environment.yml" in out.stdout and "colab_pins" in out.stdout
+    subprocess.run([*run, "generate"], cwd=tmp_path, check=True, capture_output=True)
+    assert "tqdm>=4.67" in (tmp_path / "environment.yml").read_text()
+    pins = json.loads((tmp_path / "helpers" / "data" / "colab_pins.json").read_text())
+    assert pins["numpy"] == _lock("requirements.lock")["numpy"]
+
+
 def test_environment_yml_pins_python_311():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert "python=3.11" in env["dependencies"]
@@ -64,25 +112,25 @@ def test_required_packages_are_in_their_set():
     def names(file):
         return {re.split(r"[<>=!~ ]", r)[0].lower() for r in _requirements(file)}
 
-    student, dev = names("requirements.txt"), names("requirements-dev.txt")
+    student, dev = names("student"), names("dev")
     for pkg in ["numpy", "transformers", "peft", "trl", "datasets", "accelerate", "nbgrader",
                 "jupyterlab", "notebook", "ipywidgets", "matplotlib", "tqdm", "tokenizers",
                 "nbclient"]:  # fmt: skip
         assert pkg in student, pkg
     assert set(DEV_TOOLS) <= dev and not set(DEV_TOOLS) & student
-    assert "-r requirements.txt" in (ROOT / "requirements-dev.txt").read_text().splitlines()
+    assert student <= dev
 
 
 @pytest.mark.parametrize(
     "req,lock",
-    [("requirements.txt", "requirements.lock"), ("requirements-dev.txt", "requirements-dev.lock")],
+    [("student", "requirements.lock"), ("dev", "requirements-dev.lock")],
 )
 def test_lock_pins_every_requirement_inside_its_range(req, lock):
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
     pins = _lock(lock)
-    for line in _requirements(req) + (_requirements() if req != "requirements.txt" else []):
+    for line in _requirements(req):
         r = Requirement(line)
         name = canonicalize_name(r.name)
         assert name in pins, f"{r.name} is required but not in {lock}: run scripts/lock.sh"
@@ -135,7 +183,7 @@ def test_installed_versions_satisfy_the_requirements():
 
     from packaging.requirements import Requirement
 
-    for line in _requirements() + _requirements("requirements-dev.txt"):
+    for line in _requirements("dev"):
         req = Requirement(line)
         assert req.specifier.contains(version(req.name), prereleases=True), (
             line,

@@ -13,7 +13,7 @@
   covered by the CLI smoke run. LoRA weights move, base weights do not; TRL's logged metrics reach
   the course dashboard unchanged; TRL's advantages follow the convention lesson 9.2 states
   (n - 1 std, eps 1e-4) and, without scaling, equal lesson 9.3's ``dr_grpo_advantages``.
-- Colab cell: its pins are the locked versions (inside requirements.txt's ranges, installed), its
+- Colab cell: its pins are the locked versions (inside pyproject.toml's ranges, installed), its
   Python part runs, and (slow, needs PyPI) pip resolves the pins.
 """
 
@@ -333,15 +333,12 @@ def _course_functions():
 
 
 def _requirements() -> dict:
+    import tomllib
+
     from packaging.requirements import Requirement
 
-    reqs = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        line = line.split("#")[0].strip()
-        if line:
-            r = Requirement(line)
-            reqs[r.name.lower()] = r.specifier
-    return reqs
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    return {Requirement(line).name.lower(): Requirement(line).specifier for line in deps}
 
 
 def test_colab_pins_are_the_locked_versions_inside_requirements_and_installed():
@@ -355,7 +352,7 @@ def test_colab_pins_are_the_locked_versions_inside_requirements_and_installed():
         pins.update(dict(re.findall(r'"([A-Za-z0-9_.-]+)==([^"]+)"', line)))
     assert pins == lb.PINS and "torch" not in pins, "Colab keeps its own CUDA torch"
     for name, version in pins.items():
-        assert name in reqs, f"{name} is pinned for Colab but not in requirements.txt"
+        assert name in reqs, f"{name} is pinned for Colab but not a dependency in pyproject.toml"
         assert reqs[name].contains(version), f"{name}=={version} outside requirements {reqs[name]}"
         assert locked.get(name) == version, f"{name}: requirements.lock has {locked.get(name)}"
         assert metadata.version(name) == version, f"{name}: tested with {metadata.version(name)}"

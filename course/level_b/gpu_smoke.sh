@@ -19,7 +19,7 @@
 # A bf16-trained model (Qwen3) can overflow fp16 (max 65 504); the random-weight model cannot show
 # that risk, since its activations are not the trained model's: only the real weights can.
 # The python used must have a CUDA build of torch plus trl/peft/transformers/datasets/accelerate
-# at the versions of requirements.txt (PYTHON=... picks it; default: python3).
+# at the versions of requirements.lock (PYTHON=... picks it; default: python3).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MODEL="${1:-random-qwen3-0.6b}"

@@ -7,18 +7,18 @@ torch, and builds the T4 profile. ``colab_pip_lines`` and ``colab_python`` split
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from helpers.level_b.model import QWEN_ID
 
-PINS = {
-    "trl": "1.16.0",
-    "peft": "0.21.2",
-    "transformers": "5.24.0",
-    "datasets": "5.2.0",
-    "accelerate": "1.16.0",
-    "tokenizers": "0.23.3",
-}
-"""Exact versions for Colab: the versions of requirements.lock, which this module was tested with
-(inside requirements.txt's ranges). torch is Colab's own CUDA build, deliberately not pinned to the CPU wheel used here."""
+PINS: dict[str, str] = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "colab_pins.json").read_text()
+)
+"""Exact versions for Colab: the versions of requirements.lock, which the course was tested with
+(helpers/data/colab_pins.json, written by the course's lock script from pyproject.toml's
+``[tool.course] colab`` list and the lock). torch is Colab's own CUDA build, deliberately not pinned
+to the CPU wheel used here."""
 
 COLAB_SETUP = f"""\
 # Level B on Colab: Runtime > Change runtime type > T4 GPU, then run this cell once.

@@ -2,7 +2,7 @@
 
     python -m tests.grading.mutation [LESSON ...] [--function F] [--sample N] [--survivors] [--report]
 
-The mutants are made by cosmic-ray (its operators, pinned in requirements.txt): every binary,
+The mutants are made by cosmic-ray (its operators, pinned in pyproject.toml's dev group): every binary,
 comparison, unary and boolean operator replaced, every number moved by one, ``not`` added, loops
 made to run zero times, ... applied one at a time to a solution cell of the source notebook
 (``### BEGIN/END SOLUTION`` removed, as a student writes it). Each mutant is graded the way the
