@@ -263,9 +263,19 @@ def lesson_phrases(record: dict) -> list[str]:
         for m in main
     ]
     first = main[0]
+
+    def across(run: str, what: str) -> str:
+        """The patched-rule change of ``run`` across seeds, from the exact counts."""
+        xs = [(x[run]["audit"]["exact"]["gained"] - x[run]["audit"]["exact"]["lost"])
+              / x[run]["n_heldout"] for x in r.values()]  # fmt: skip
+        return (f"{what} across the {len(xs)} seeds: {min(xs):+.2f} to {max(xs):+.2f}, "
+                f"mean {sum(xs) / len(xs):+.2f}")  # fmt: skip
+
     return [
         f"main-run gain across the {len(gains)} seeds: {min(gains):+.2f} to {max(gains):+.2f}, "
         f"mean {sum(gains) / len(gains):+.2f}",
+        across("arith_sloppy", "the sloppy run's patched-rule change"),
+        across("arith_patched", "the patched run's gain"),
         "its gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
         f"the first {first['initial_pass_rate']['prompts']} of the {first['n_heldout']} held-out prompts",
         f"{len(reported_intervals(record))} paired 95% intervals",

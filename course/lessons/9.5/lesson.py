@@ -1778,8 +1778,10 @@ if RUN_BASELM:
 # %% [markdown]
 # Now the audit proper. Greedy held-out generations of the sloppy-trained policy, scored by both
 # verifiers, and the completions on which they disagree (sloppy says 1, strict says 0): those are
-# the exploit, if the run found one. A finite run may not find it, and that is a result too, to be
-# reported as "not found in N steps", not "the verifier is safe".
+# the exploit, if the run found one. The count is a lower bound: an echo that ends in the sum
+# (`" 79 or 81"`) games the sloppy rule and is paid by the strict one too, so it is not counted here
+# (the patched rule below counts it). A finite run may not find the exploit at all, and that is a
+# result too, to be reported as "not found in N steps", not "the verifier is safe".
 
 # %%
 if RUN_BASELM:
@@ -1852,7 +1854,11 @@ if RUN_BASELM:
 # same fresh pair, seed, prompts and config as the two runs above, with `verify_choice_exact` as the
 # reward. Then all three runs are scored by the patched rule (the intended property) and by the
 # sloppy one, and the exploit is counted as the held-out greedy completions that the sloppy rule
-# pays for and the patched rule rejects. The error bars are 95% Wilson intervals of each rate over
+# pays for and the patched rule rejects. Unlike the first audit's count, this one includes the
+# echoes that end in the sum. Two limits remain: the patched rule is the only judge (no third rule
+# or hand-labelled sample of these completions checks it), and the count lumps two habits together:
+# hedges that list a wrong option beside the sum (`" 159 or 149"`) and stutters that repeat one
+# number (`" 61 or 61"`). The error bars are 95% Wilson intervals of each rate over
 # the held-out prompts; the before/after differences printed are paired intervals (the same prompts
 # scored twice), which are narrower than the two bars suggest.
 
@@ -1914,7 +1920,10 @@ if RUN_BASELM:
 # -0.48]); seed 1: 0.61 -> 0.53 (-0.09 [-0.18, +0.01], no difference measured); seed 2: 0.61 -> 0.00
 # (-0.61 [-0.68, -0.54]). The patched-verifier run, from the same start: patched run seed 0: 0.61 ->
 # 0.99 (+0.38 [+0.31, +0.45]), exploiting 0.00; seed 1: 0.61 -> 0.93 (+0.32 [+0.24, +0.39]),
-# exploiting 0.00; seed 2: 0.61 -> 0.97 (+0.36 [+0.29, +0.43]), exploiting 0.00. So the reward of
+# exploiting 0.00; seed 2: 0.61 -> 0.97 (+0.36 [+0.29, +0.43]), exploiting 0.00. Seed to seed (a
+# spread no single interval covers, see below): the sloppy run's patched-rule change across the 3
+# seeds: -0.61 to -0.09, mean -0.42; the patched run's gain across the 3 seeds: +0.32 to +0.38,
+# mean +0.35. So the reward of
 # the sloppy run rose while the property it was meant to measure stalled (seed 1) or collapsed, and
 # the same loop with a tighter rule learned the property. The exploit is reachable here because
 # BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
