@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from helpers import selfcheck
+from helpers.figures import quote
 
 np.set_printoptions(precision=4, suppress=True)
 torch.set_num_threads(1)
@@ -98,10 +99,15 @@ print("token  p_raw   p_behaviour  'ratio' raw/behaviour at IDENTICAL weights")
 for v in range(3):
     print(f"{v:>5}  {np.exp(raw[v]):.4f}  {np.exp(beh[v]):.4f}       {np.exp(raw[v] - beh[v]):.4f}")
 print("tokens 3, 4 have behaviour probability", np.exp(beh[3:]), "- they are never sampled")
+raw_ratios = np.exp(raw[:3] - beh[:3])  # raw softmax / behaviour on the tokens that can be drawn
+assert raw_ratios.max() > 1.2  # outside [1 - 0.2, 1 + 0.2] before any update
+print("ratios at identical weights range from", quote("9.2:raw_ratio_min", raw_ratios.min(), ".2f"),
+      "to", quote("9.2:raw_ratio_max", raw_ratios.max(), ".2f"))
 
 # %% [markdown]
 # With identical weights, a trainer that scores the current policy with the raw softmax but
-# divides by the stored behaviour log-prob sees ratios from 0.81 to 1.29 before any update: with
+# divides by the stored behaviour log-prob sees ratios from 0.81<!--fig:9.2:raw_ratio_min--> to
+# 1.29<!--fig:9.2:raw_ratio_max--> before any update: with
 # $\epsilon=0.2$ clipping would already fire, on pure bookkeeping [9.2-13]. TRL 1.16 scores tokens
 # with the logits divided by its `temperature`, but applies no top-$k$/top-$p$ there: those settings
 # reach only the generator. With `top_k` or `top_p` set, the old log-probs its ratio divides by are
@@ -253,11 +259,16 @@ print(
     "-> naive advantages with eps=0:",
     adv_demo(ten, 0, 0.0)[:3],
 )
+naive = adv_demo(ten, 0, 0.0)
+assert 0 < ten.std() < 1e-15 and np.all(np.abs(naive) == 1.0)  # rounding-sized std, |advantage| 1
+print("std nonzero and below", quote("9.2:ten_std_bound", 1e-15, ".0e"), "| naive |advantage|",
+      quote("9.2:ten_naive_adv", np.abs(naive).max(), ".1f"))
 
 # %% [markdown]
 # The last line is the trap behind the degenerate-group rule: the float mean of ten copies of 0.3
-# is not exactly 0.3, so the std is $5.6\cdot10^{-17}$ rather than 0, and the naive formula turns a
-# group with *no* information into advantages of 1.0. Detect "all rewards equal" explicitly and
+# is not exactly 0.3, so the std is not 0 but a rounding residue (below 1e-15<!--fig:9.2:ten_std_bound-->;
+# how small depends on the float arithmetic), and the naive formula turns a group with *no*
+# information into advantages of magnitude 1.0<!--fig:9.2:ten_naive_adv-->. Detect "all rewards equal" explicitly and
 # return zeros. The plot shows the scale as a function of the number of successes in a group of 8.
 
 # %%
@@ -316,11 +327,12 @@ kl_exact = float(np.exp(lp_theta) @ (lp_theta - lp_ref))  # sum_v pi_theta log(p
 x = rng_kl.choice(6, size=400_000, p=np.exp(lp_theta))  # tokens drawn from pi_theta
 d = lp_ref[x] - lp_theta[x]
 k1, k3 = -d, np.exp(d) - d - 1
-print(f"exact KL {kl_exact:.4f} | mean k1 {k1.mean():.4f} (std {k1.std():.3f}, {np.mean(k1 < 0):.0%} "
+print(f"exact KL {kl_exact:.4f} | mean k1 {k1.mean():.4f} (std {k1.std():.3f}, "
+      f"{quote('9.2:k1_negative_share', np.mean(k1 < 0), '.0%')} "
       f"of tokens negative) | mean k3 {k3.mean():.4f} (std {k3.std():.3f}, min {k3.min():.4f})")
 se1, se3 = k1.std() / math.sqrt(x.size), k3.std() / math.sqrt(x.size)
 assert abs(k1.mean() - kl_exact) < 4 * se1 and abs(k3.mean() - kl_exact) < 4 * se3
-assert k3.min() >= 0 and np.mean(k1 < 0) > 0
+assert k3.min() >= 0 and np.mean(k1 < 0) > 0 and k1.std() > k3.std()  # k1: negative values, larger spread
 # exact expectations over the 6 tokens (no sampling): both equal the exact KL
 p_theta = np.exp(lp_theta)
 assert math.isclose(p_theta @ (lp_theta - lp_ref), kl_exact)
@@ -491,8 +503,11 @@ for it in range(6):
     with torch.no_grad():
         theta += 6.0 * theta.grad  # plain gradient ascent, lr = 6
 # One first step from theta_old: all ratios are 1, clipping is inactive, so the step is lr * gradient.
-for lr in [1.0, 10.0, 100.0]:
-    print(f"one step, lr={lr:>5}: KL to old = {kl_to_old(theta_old + lr * g_auto):.4f}")
+rr_all = np.concatenate([rr for rr, _ in seen])
+assert rr_all.min() < 0.8 and rr_all.max() > 1.2  # the ratios leave [1 - eps, 1 + eps] on both sides
+for lr, spec in [(1.0, ".4f"), (10.0, ".3f"), (100.0, ".2f")]:
+    kl_lr = quote(f"9.2:first_step_kl_lr{lr:.0f}", kl_to_old(theta_old + lr * g_auto), spec)
+    print(f"one step, lr={lr:>5}: KL to old = {kl_lr}")
 first_step_kl = {}
 for eps_try in [0.05, 0.2, 1.0]:  # the clip range: no effect on the first step
     th_try = theta_old.clone().requires_grad_(True)
@@ -625,9 +640,14 @@ len3 = np.array([2.0, 5.0, 9.0])  # response lengths |o|
 grad_inv_len = th_len.grad.numpy()
 p_len = torch.softmax(th_len, 0).detach().numpy()
 score3 = np.eye(3) - p_len  # row o = grad log pi(o) w.r.t. the logits
+shift_norm = {}
 for name, w in [("summed log-prob, w = 1", np.ones(3)), ("token mean, w = 1/|o|", 1 / len3)]:
     shift = (p_len * w) @ score3  # E[w(o) grad log pi(o)]: the baseline's term per unit of b
-    print(f"{name:>24}: |E[w grad log pi]| = {np.linalg.norm(shift):.3g}")
+    shift_norm[name] = np.linalg.norm(shift)
+    print(f"{name:>24}: |E[w grad log pi]| = {shift_norm[name]:.3g}")
+assert shift_norm["summed log-prob, w = 1"] < 1e-15  # zero up to rounding (its last bits vary)
+print("|E[w grad log pi]|: w = 1/|o|", quote("9.2:len_shift_inv_len", shift_norm["token mean, w = 1/|o|"], ".3g"),
+      "| w = 1 below", quote("9.2:len_shift_bound", 1e-15, ".0e"))
 assert np.allclose(p_len @ score3, 0, atol=1e-15)  # gradient-neutral
 assert np.allclose((p_len / len3) @ score3, grad_inv_len)  # = grad E[1/|o|], not zero
 print("-grad E[1/|o|] per response (length 2, 5, 9):", -grad_inv_len, "-> favours the long one")

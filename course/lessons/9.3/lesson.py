@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from helpers import selfcheck
+from helpers.figures import quote
 from helpers.runtime import GRADING, SMOKE
 
 torch.set_num_threads(1)
@@ -71,10 +72,17 @@ print(
     "with eps = 0 the two are identical:",
     np.allclose(std_scaled(big, eps=0), std_scaled(small, eps=0)),
 )
+s_small = small.std(ddof=1)
+shrink_small = 1 - std_scaled(small)[0] / std_scaled(small, eps=0)[0]  # what eps costs the small group
+assert math.isclose(shrink_small, 1e-4 / (s_small + 1e-4))
+print("small group: std", quote("9.3:small_std", s_small, ".2f"), "=",
+      quote("9.3:small_std_over_eps", s_small / 1e-4, ".0f"), "x eps; eps shrinks its advantages by",
+      quote("9.3:small_eps_shrink", shrink_small, ".1%"))
 
 # %% [markdown]
 # The tiny difference between the two printed rows is $\varepsilon$ at work: the small group's std
-# (0.05) is only 500 times $\varepsilon$, so it loses 0.2%. Only when the spread approaches $\varepsilon$
+# (0.05<!--fig:9.3:small_std-->) is only 500<!--fig:9.3:small_std_over_eps--> times $\varepsilon$, so it loses
+# 0.2%<!--fig:9.3:small_eps_shrink-->. Only when the spread approaches $\varepsilon$
 # does $\varepsilon$ start to damp it.
 #
 # **Numerical check (scale invariance).** For any $c>0$, $\dfrac{cr_i - c\bar r}{c\,s_r} = \dfrac{r_i-\bar r}{s_r}$ [9.3-1].
@@ -109,6 +117,9 @@ for g in gaps:
     r = np.array([0.0, g, g, g])
     fail_std.append(std_scaled(r)[0])
     fail_dr.append((r - r.mean())[0])
+flat = -np.array(fail_std)[gaps >= 1000 * 1e-4]  # gaps far above eps
+assert np.ptp(flat) < 0.01  # flat there
+print("std-scaled |advantage| of the failure for gaps >= 1000 eps:", quote("9.3:fail_std_flat", flat.mean(), ".1f"))
 
 fig, ax = plt.subplots(figsize=(6, 3.2))
 ax.plot(gaps, -np.array(fail_std), label=r"std-scaled, $|\hat A|$ (ddof=1, $\varepsilon=10^{-4}$)")
@@ -120,14 +131,15 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The std-scaled curve is flat at 1.5 until the gap is near $\varepsilon$; Dr. GRPO's grows in
+# The std-scaled curve is flat at 1.5<!--fig:9.3:fail_std_flat--> until the gap is near $\varepsilon$; Dr. GRPO's grows in
 # proportion to the gap. Which one you want depends on whether a small reward difference *should*
 # move the policy less. That is a modelling decision, not a bug fix.
 #
 # **Convention for an all-equal group.** $r_i-\bar r$ is zero in exact arithmetic, but the float mean
-# of ten copies of 0.3 is not exactly 0.3 (lesson 9.2), so the subtraction leaves residues of order
-# $10^{-17}$: **zeros up to rounding**. Here that is harmless, because nothing divides by the spread
-# afterwards (with the std division of 9.2 the same residue became an advantage of 1.0, which is why
+# of ten copies of 0.3 is not exactly 0.3 (lesson 9.2), so the subtraction leaves nonzero residues
+# below 1e-15<!--fig:9.3:ten_resid_bound--> (their exact size depends on the float arithmetic): **zeros up
+# to rounding**. Here that is harmless, because nothing divides by the spread afterwards (with the std
+# division of 9.2 the same residue became an advantage of magnitude 1.0<!--fig:9.3:ten_naive_adv-->, which is why
 # 9.2 tests equality explicitly). TRL's `scale_rewards="none"` behaves the same way. Check:
 
 # %%
@@ -135,7 +147,11 @@ ten = np.full(10, 0.3)
 resid = ten - ten.mean()
 print("ten rewards of 0.3, r - mean:", resid[:3].tolist(), "...")
 assert 0 < np.abs(resid).max() < 1e-15  # not exact zeros, but rounding-sized
-print("divided by the float std of the rewards (9.2's trap):", (resid / ten.std())[:3].tolist())
+print("nonzero, below", quote("9.3:ten_resid_bound", 1e-15, ".0e"))
+naive = resid / ten.std()
+assert np.all(np.abs(naive) == 1.0)
+print("divided by the float std of the rewards (9.2's trap):", naive[:3].tolist(), "| magnitude",
+      quote("9.3:ten_naive_adv", np.abs(naive).max(), ".1f"))
 
 # %% [markdown]
 #
@@ -765,10 +781,13 @@ except NotImplementedError:
 # response) and report better stability in the long-response and mixture-of-experts runs they studied:
 # reported experiments, not a theorem.
 #
-# Why the $1/|o_i|$: a product of 200 token ratios of 1.01 is already $1.01^{200}\approx 7.3$, far outside
+# Why the $1/|o_i|$: a product of 200 token ratios of 1.01 is already $1.01^{200}\approx$ 7.3<!--fig:9.3:prod_200-->, far outside
 # any clip range, while the geometric mean stays at 1.01.
 
 # %%
+prod_200 = np.prod(np.full(200, 1.01))
+assert math.isclose(np.exp(np.log(np.full(200, 1.01)).mean()), 1.01)  # the geometric mean stays 1.01
+print("200 token ratios of 1.01: product", quote("9.3:prod_200", prod_200, ".1f"), "| geometric mean 1.01")
 rng = np.random.default_rng(2)
 for n in (5, 50, 500):
     log_rho = rng.normal(0, 0.05, size=n)

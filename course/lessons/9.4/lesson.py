@@ -114,12 +114,20 @@ variants = {
     "grammar mask": np.where(grammar, z, -np.inf),
     "T 0.7 + grammar + top-2": top_k(np.where(grammar, z / 0.7, -np.inf), 2),
 }
+FIG_KEYS = {"base softmax": "base", "temperature 0.7": "tempered", "top-k = 2": "topk",
+            "grammar mask": "grammar", "T 0.7 + grammar + top-2": "combined"}  # the registry's names
+entropies = {}
 for name, logits in variants.items():
     H, p = entropy_of(logits)
+    entropies[name] = H
     print(f"{name:>24}: H = {H:.4f} nats   p = {p}")
+    quote(f"9.4:entropy_{FIG_KEYS[name]}", H, ".2f")
+print("from", quote("9.4:entropy_min", min(entropies.values()), ".2f"), "to",
+      quote("9.4:entropy_max", max(entropies.values()), ".2f"), "nats")
 
 # %% [markdown]
-# The same prefix has an entropy anywhere between 0.49 and 1.28 nats [9.4-1] depending on which of these
+# The same prefix has an entropy anywhere between 0.49<!--fig:9.4:entropy_min--> and
+# 1.28<!--fig:9.4:entropy_max--> nats [9.4-1] depending on which of these
 # you call "the policy". Two rules follow.
 #
 # - **Log the behaviour distribution's entropy** when the question is "how much does the sampler
@@ -333,8 +341,12 @@ p_true, n_, k_ = 0.1, 10, 5
 cs = rng.binomial(n_, p_true, size=200_000)
 unbiased = np.array([1 - math.comb(n_ - c, k_) / math.comb(n_, k_) for c in range(n_ + 1)])[cs]
 plug_in = 1 - (1 - cs / n_) ** k_
-print(f"true pass@{k_} = {1 - (1 - p_true) ** k_:.4f}; unbiased mean = {unbiased.mean():.4f}; "
-      f"plug-in mean = {plug_in.mean():.4f}")
+true_pass = 1 - (1 - p_true) ** k_
+print(f"true pass@{k_} = {quote('9.4:passk_true', true_pass, '.4f')}; "
+      f"unbiased mean = {quote('9.4:passk_unbiased_mean', unbiased.mean(), '.4f')}; "
+      f"plug-in mean = {quote('9.4:passk_plugin_mean', plug_in.mean(), '.4f')}")
+assert abs(unbiased.mean() - true_pass) < 4 * unbiased.std() / math.sqrt(cs.size)  # unbiased
+assert plug_in.mean() < true_pass - 0.01  # the plug-in: biased downwards
 big = math.comb(2000, 1000)
 try:
     float(big)
@@ -770,7 +782,11 @@ print("baseline at the start: mask", quote("9.4:bandit_b_mask", b_mask, ".3f"), 
 print("P(truncated) peak / end: mask", quote("9.4:bandit_peak_mask", mask.max(), ".2f"), "/",
       quote("9.4:bandit_end_mask", mask[-1], ".2f"), "| TRL", quote("9.4:bandit_peak_trl", trl.max(), ".2f"),
       "/", quote("9.4:bandit_end_trl", trl[-1], ".2f"), "| treat as wrong: from",
-      quote("9.4:bandit_start", wrong[0], ".3f"), "to a peak of", quote("9.4:bandit_peak_wrong", wrong.max(), ".2f"))
+      quote("9.4:bandit_start", wrong[0], ".3f"), "to a peak of", quote("9.4:bandit_peak_wrong", wrong.max(), ".2f"),
+      "then", quote("9.4:bandit_end_wrong", wrong[-1], ".3f"))
+soft = traj["soft penalty -0.5"][:, 2]
+print("soft penalty: P(truncated)", quote("9.4:bandit_soft_start", soft[0], ".2f"), "->",
+      quote("9.4:bandit_soft_end", soft[-1], ".3f"))
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
 for name, ps in traj.items():
@@ -822,6 +838,11 @@ for name, (rw, in_loss, in_base) in UNSOLVABLE.items():
         g0, _, b0 = contract_grad(theta_uns, rw, in_loss, in_base)
         assert b0 == 0.0 and np.all(g0 == 0.0)  # exactly zero, not just small
         assert np.array_equal(theta, theta_uns)  # 300 steps later: not moved at all
+    else:
+        assert softmax(theta)[1] < softmax(theta_uns)[1]  # the soft penalty moves it, down
+        print("P(truncated)", quote("9.4:unsolvable_start", softmax(theta_uns)[1], ".3f"), "stays under"
+              " the zero-gradient contracts; the soft penalty moves it to",
+              quote("9.4:unsolvable_soft_end", softmax(theta)[1], ".3f"))
 
 # %% [markdown]
 # None of these contracts is "the" right answer; each has a failure mode, and the dashboard has to
