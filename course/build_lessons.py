@@ -167,9 +167,9 @@ def reference_copy(solutions: dict[str, str], ids: list[str], indent: str = "") 
 def _expand_references(body: str, solutions: dict[str, str], where: str) -> str:
     out, hidden = [], False
     for ln in body.splitlines():
-        if "### BEGIN HIDDEN TESTS" in ln:
+        if HIDDEN_BEGIN in ln:
             hidden = True
-        elif "### END HIDDEN TESTS" in ln:
+        elif HIDDEN_END in ln:
             hidden = False
         m = REFERENCE.match(ln)
         if m:

@@ -18,8 +18,6 @@ END_TO_END = {
     "test_autograder.py",
     "test_baselm.py",
     "test_browser.py",
-    "test_collect.py",
-    "test_environment.py",
     "test_formgrader_browser.py",
     "test_hub.py",
     "test_lab_record.py",

@@ -121,10 +121,6 @@ def test_a_broken_venv_is_named_with_the_rebuild(tmp_path, breakage, says):
     assert f"{REBUILD} {venv} && ./notebook.sh 9.1" in out.stdout
 
 
-def _baselm_absent(d: Path) -> None:
-    pass
-
-
 def _baselm_partial(d: Path) -> None:
     shutil.copytree(SHIPPED_BASELM, d)
     (d / "passport.json").unlink()
@@ -144,10 +140,19 @@ def _baselm_other_weights(d: Path) -> None:
     w.write_bytes(bytes(data))
 
 
+def test_a_baselm_not_installed_yet_is_a_note_with_the_fix(tmp_path):
+    """A new course folder has no BaseLM (only lesson 9.5 needs it): the doctor names the fix but
+    does not call a healthy install broken."""
+    out = doctor({"BASELM_DIR": str(tmp_path / "baselm"), "PYTHON": sys.executable},
+                 "--port", str(free_port()))  # fmt: skip
+    assert not [p for p in problems(out.stdout) if "BaseLM" in p], out.stdout
+    line = next(ln for ln in out.stdout.splitlines() if "BaseLM" in ln)
+    assert "no artifact directory" in line and "./baselm.sh" in line, out.stdout
+
+
 @pytest.mark.parametrize(
     "damage, says",
     [
-        (_baselm_absent, "no artifact directory"),
         (_baselm_partial, "missing passport.json"),
         (_baselm_truncated, "unreadable"),
         (_baselm_other_weights, "does not match the passport"),

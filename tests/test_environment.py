@@ -210,3 +210,11 @@ def _project_name() -> str:
     import tomllib
 
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
+
+
+@pytest.mark.parametrize("lock", ["requirements.lock", "requirements-dev.lock"])
+def test_no_lock_holds_a_cuda_only_package(lock):
+    """The lock is made with torch's CPU build: a lock resolved against PyPI's Linux (CUDA) torch
+    would list nvidia-* and triton, which have no macOS wheels, and every Mac install would fail."""
+    cuda = sorted(n for n in _lock(lock) if n.startswith("nvidia-") or n == "triton")
+    assert not cuda, f"{lock} holds CUDA-only packages {cuda}: make the lock with the CPU torch"

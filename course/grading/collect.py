@@ -31,7 +31,7 @@ recorded SHA-256. If the same entry gives the same notebook again, nothing chang
 submission time stays). Anything else there (a submission from another entry, one from hub-collect,
 one collected before records were kept, or a record that no longer matches its notebook) is refused
 and left as it is, unless the run was asked to replace on purpose (``replace=True``,
-``instructor.py collect --replace``).
+``course-admin collect --replace``).
 
 Submission time. ``timestamp.txt`` holds the time of the collect run, in UTC, in nbgrader's format
 (``2024-05-01 12:00:00.000000 UTC``); one time for the whole run. It never comes from a file's

@@ -55,7 +55,7 @@ echo "==> the users' Python: $PREFIX/venv (course requirements + JupyterHub, ins
 "$PREFIX/venv/bin/pip" install -q -r "$PREFIX/course/requirements.lock"
 "$PREFIX/venv/bin/pip" install -q "$PREFIX/course"
 deps "$PREFIX/venv"
-[ -d "$PREFIX/course/artifacts/baselm" ] || (cd "$PREFIX/course" && PATH="$PREFIX/venv/bin:$PATH" ./baselm.sh)
+[ -d "$PREFIX/course/artifacts/baselm" ] || (cd "$PREFIX/course" && BASELM_DIR="$PREFIX/course/artifacts/baselm" "$PREFIX/venv/bin/python" -m helpers.baselm build)
 
 echo "==> accounts: group $GROUP, instructor $INSTRUCTOR"
 getent group "$GROUP" >/dev/null || groupadd "$GROUP"
