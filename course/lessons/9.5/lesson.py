@@ -180,8 +180,10 @@ for c, y in REVIEW:
     s, l = verify_arithmetic(REVIEW_TASK, c), verify_arithmetic_sloppy(REVIEW_TASK, c)
     flag = "" if y is None or (s == y and l == y) else "  <- disagrees with the label"
     print(f"{c!r:<22}{str(y):>6}{s:>8.0f}{l:>8.0f}{flag}")
-for v in (verify_arithmetic, verify_arithmetic_sloppy):
-    print(v.name, review_rates(v))
+for v, key in ((verify_arithmetic, "strict"), (verify_arithmetic_sloppy, "sloppy")):
+    rates = review_rates(v)
+    print(f"{v.name}: FP rate {quote(f'9.5:review_fp_{key}', rates['false_positive_rate'])}, "
+          f"FN rate {quote(f'9.5:review_fn_{key}', rates['false_negative_rate'])}", rates)
 
 # %% [markdown]
 # The strict final-answer verifier reads the **last** integer: it accepts `" 79 or 81"` (a false
@@ -1839,7 +1841,9 @@ verify_choice_exact = Verifier(
     {"max_chars": 200},
     _exact_choice,
 )
-print("patch on the review sample:", review_rates(verify_choice_exact))
+rates = review_rates(verify_choice_exact)
+print(f"patch on the review sample: FP rate {quote('9.5:review_fp_exact', rates['false_positive_rate'])}, "
+      f"FN rate {quote('9.5:review_fn_exact', rates['false_negative_rate'])}", rates)
 for c, y in REVIEW:
     print(f"  {c!r:<22} label {y}  exact {verify_choice_exact(REVIEW_TASK, c):.0f}")
 if RUN_BASELM:
