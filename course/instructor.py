@@ -59,6 +59,7 @@ BUNDLE_FILES = [
     "notebook.sh",
     "baselm.sh",
     "scripts/ensure_env.sh",
+    "scripts/torch_index.sh",
     "requirements.lock",
     "environment.yml",
     "pyproject.toml",

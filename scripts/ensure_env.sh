@@ -53,6 +53,13 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 
+# a venv left from another Python is named before anything is installed into it
+if ! "$VENV/bin/python" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' 2>/dev/null; then
+  echo "error: $VENV is not a Python 3.11 environment" >&2
+  echo "  fix: remove it and let the next start make it again: rm -rf $VENV && ./notebook.sh 9.1" >&2
+  exit 3
+fi
+
 want="$(stamp_of "$DEPS")"
 have="$(cat "$VENV/.course-stamp" 2>/dev/null || true)"
 if [ "$DEPS" = student ] && [[ "$have" == "dev "*" $want" ]]; then
@@ -61,7 +68,13 @@ fi
 if [ "$want" != "$have" ]; then
   echo "==> installing the locked dependencies ($(basename "$LOCK")) into .venv (a few minutes on first use)"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$LOCK"
+  # torch's build: the CPU wheels on Linux without an NVIDIA GPU (scripts/torch_index.sh says why)
+  TORCH_ARGS=()
+  while IFS= read -r arg; do TORCH_ARGS+=("$arg"); done < <(bash "$ROOT/scripts/torch_index.sh" "$VENV/bin/python")
+  if [ "${#TORCH_ARGS[@]}" -gt 0 ]; then
+    echo "==> torch: the CPU build, from PyTorch's CPU wheel index (COURSE_TORCH=default: pip's own choice)"
+  fi
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$LOCK" ${TORCH_ARGS[@]+"${TORCH_ARGS[@]}"}
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$ROOT"
   echo "$want" > "$VENV/.course-stamp"
   echo "==> environment ready"

@@ -162,6 +162,26 @@ def test_an_environment_that_is_not_python_3_11_names_the_rebuild(bundle, tmp_pa
     assert "Python 3.11 was not found" in out.stderr and "fix:" in out.stderr
 
 
+def test_a_venv_left_from_another_python_is_named_before_anything_is_installed(tmp_path):
+    """An existing .venv whose Python is not 3.11 gets the rebuild fix from ensure_env.sh itself,
+    before pip runs (no stamp written, nothing installed into it)."""
+    older = next((Path(f"/root/.pyenv/versions/{v}/bin/python3") for v in ("3.10.13", "3.9.18")
+                  if Path(f"/root/.pyenv/versions/{v}/bin/python3").exists()), None)  # fmt: skip
+    older = older or shutil.which("python3.10") or shutil.which("python3.9")
+    if older is None:
+        pytest.skip("no Python 3.8-3.10 on this machine to stand in for an older one")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(older)
+    out = subprocess.run(["bash", "-c", f'source "{ROOT}/scripts/ensure_env.sh"'],
+                         env=dict(os.environ, COURSE_VENV=str(venv)), capture_output=True,
+                         text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "is not a Python 3.11 environment" in out.stderr
+    assert f"rm -rf {venv}" in out.stderr and "installing" not in out.stdout
+    assert sorted(p.name for p in venv.iterdir()) == ["bin"]
+
+
 # ----------------------------------------------------------------------------------------------
 # one student-id rule: what course submit accepts is exactly what collect keeps as it is
 

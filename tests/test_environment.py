@@ -218,3 +218,53 @@ def test_no_lock_holds_a_cuda_only_package(lock):
     would list nvidia-* and triton, which have no macOS wheels, and every Mac install would fail."""
     cuda = sorted(n for n in _lock(lock) if n.startswith("nvidia-") or n == "triton")
     assert not cuda, f"{lock} holds CUDA-only packages {cuda}: make the lock with the CPU torch"
+
+
+def _torch_index(tmp_path, system: str, gpu: bool = False, **env) -> tuple[int, list[str]]:
+    """scripts/torch_index.sh on a pretend machine: `uname -s` says ``system``, nvidia-smi exists
+    when ``gpu``, pip has no configuration unless ``env`` gives one."""
+    import os
+    import subprocess
+
+    bin_ = tmp_path / f"bin-{system}-{gpu}"
+    bin_.mkdir(exist_ok=True)
+    (bin_ / "uname").write_text(f"#!/bin/sh\necho {system}\n")
+    tools = ["uname"]
+    if gpu:
+        (bin_ / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")
+        tools.append("nvidia-smi")
+    for t in tools:
+        (bin_ / t).chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "COURSE_TORCH"))}
+    base |= {"PATH": f"{bin_}:/usr/bin:/bin", "PIP_CONFIG_FILE": os.devnull} | env
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "torch_index.sh"), sys.executable],
+                         env=base, capture_output=True, text=True)  # fmt: skip
+    return out.returncode, out.stdout.split()
+
+
+CPU = ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
+
+
+@pytest.mark.parametrize(
+    "system, gpu, env, want",
+    [
+        ("Linux", False, {}, CPU),  # a Linux laptop: PyPI's torch would be the CUDA build
+        ("Linux", True, {}, []),  # an NVIDIA GPU: pip's own (CUDA) build
+        ("Darwin", False, {}, []),  # macOS and Windows wheels are CPU builds already
+        ("Linux", False, {"PIP_INDEX_URL": "https://mirror.example/simple"}, []),
+        ("Linux", False, {"PIP_FIND_LINKS": "/opt/wheels"}, []),  # an offline wheel folder
+        ("Darwin", False, {"COURSE_TORCH": "cpu"}, CPU),
+        ("Linux", False, {"COURSE_TORCH": "default"}, []),
+    ],
+)
+def test_a_linux_student_without_a_gpu_gets_the_cpu_torch(tmp_path, system, gpu, env, want):
+    assert _torch_index(tmp_path, system, gpu, **env) == (0, want)
+
+
+def test_a_pip_configuration_file_is_respected_and_a_wrong_choice_is_named(tmp_path):
+    conf = tmp_path / "pip.conf"
+    conf.write_text("[global]\nfind-links = /opt/wheels\n")
+    assert _torch_index(tmp_path, "Linux", PIP_CONFIG_FILE=str(conf)) == (0, [])
+    conf.write_text("[global]\ntimeout = 60\n")  # a configuration that names no source
+    assert _torch_index(tmp_path, "Linux", PIP_CONFIG_FILE=str(conf)) == (0, CPU)
+    assert _torch_index(tmp_path, "Linux", COURSE_TORCH="cuda")[0] == 2
