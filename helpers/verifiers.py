@@ -17,33 +17,49 @@ Where it departs from the lessons' plain description
   unbalanced braces, control characters) and any non-``str`` get a reward of 0.0 and a category
   in bounded, linear time. Numbers longer than ``max_number_chars`` digits, or with an exponent
   larger than that, are refused (``parse_error``) before ``Fraction`` builds a big integer.
-- The "last number" reading fails closed (version 1.2): when the last number of an unboxed
-  response is part of a larger expression the grammar does not parse (a power ``2^{10}``,
-  ``5\u00b2``, ``10**3``; a product or sum ``2 * 5``, ``3-5``; a LaTeX group ``\\sqrt{8}``;
-  an argument of a LaTeX command, with or without braces, spaces or an ``[...]`` option,
-  ``\\sqrt 8``, ``\\sqrt[3] 8``, ``\\frac 1 2``, ``1 \\over 2``, ``\\log 8``; a subscript,
-  ``log_2 8``; a function written as a word, ``log 8``, ``sqrt(8)``; a factorial ``5!``;
-  digits grouped by spaces, apostrophes or a comma that is not a thousands group, ``1 234 567``,
-  ``1'234'567``, ``1.234,56``; any Unicode dash that is not a minus sign, spaces allowed,
-  ``\u2013 5``), the response is a ``parse_error``, never the smaller number.
+- The "last number" reading fails closed (version 1.2, classes closed in 1.3): when the last
+  number of an unboxed response is part of a larger expression the grammar does not parse (a
+  power ``2^{10}``, ``5\u00b2``, ``10**3``; a product or sum ``2 * 5``, ``3-5``; a LaTeX group
+  ``\\sqrt{8}``; an argument of a LaTeX command, with or without braces, spaces or an ``[...]``
+  option, ``\\sqrt 8``, ``\\sqrt[3] 8``, ``\\frac 1 2``, ``1 \\over 2``, ``\\log 8``,
+  ``\\log\\left(8\\right)``, or after letters that follow a command, ``\\frac ab 2`` (so
+  ``\\alpha is 5`` is refused too); a subscript or superscript, ``log_2 8``, ``\\sqrt^2 8``; a
+  function written as a word, ``log 8``, ``sqrt(8)``; a factorial, ``!`` after the number on its
+  line, ``5!``, ``5 !``; digits grouped by spaces, apostrophes or a comma that is not a
+  thousands group, ``1 234 567``, ``1'234'567``, ``1.234,56``; a dash before the number that is
+  not a sign glued to it, see below), the response is a ``parse_error``, never the smaller
+  number. "Spaces" here are every Unicode space (``str.isspace``), LaTeX spacing (``\\,``
+  ``\\;`` ``\\quad`` ``~``) and an empty group ``{}`` that is no command's argument.
+- Signs and dashes: a sign is part of the number only when it is glued to the digits, ASCII
+  ``-``/``+`` or the minus sign U+2212 (``-5`` and ``\u22125`` read as -5). Any other dash before
+  the number never pays the unsigned number: a detached ``-`` or U+2212 (``- 5``, ``\u2212 5``,
+  also ``- 5`` at the start of a line, which could be a list bullet or a minus sign) is an
+  operator, and every Unicode dash (category Pd: ``\u2013 5``, ``\u20145``, full-width
+  ``\uff0d 5``) and the other minus-like marks are not minus signs, glued or spaced: all are a
+  ``parse_error``, whatever the reference's sign. A dash *after* the number is punctuation.
   ``\\frac{a}{b}`` in running text is the fraction a/b. Beyond those named classes the reading
   is an allow-list (``_context``): next to the number, spaces, line breaks and LaTeX spacing
   (``\\,`` ``\\quad`` ``~``) skipped, and ``$``, backticks and currency signs read through, may
   stand only words that are not function, operator or negation words, punctuation, ``=``, ``:``
-  (not a ratio ``3:5``), a tag (``<answer>``), markdown bold or a list bullet, a parenthetical of
-  words after it, LaTeX math delimiters, a bracket pair that holds the number alone, and
-  commands that take no number (spacing ``\\quad``, "so" arrows and relations ``\\Rightarrow``,
-  ``\\approx``, delimiters ``\\left(``, and ``\\text{...}`` before it). Any other symbol
+  (not a ratio ``3:5``), a tag (``<answer>``), markdown bold or a ``*``/``+`` list bullet, a
+  parenthetical of words after it, LaTeX math delimiters, a bracket pair that holds the number
+  alone, and commands that take no number (spacing ``\\quad``, "so" arrows and relations
+  ``\\Rightarrow``, ``\\approx``, delimiters ``\\left(`` with their bracket, and
+  ``\\text{...}`` of words before it; a bare group ``{x} 5`` does not). Any other symbol
   (``\u221a8``, ``2\u03c0``, ``|8|``, ``\u00b13``, ``2(4)``) refuses the reading, and so does a
   digit anywhere after the last standalone number (``\\frac12``, ``x2``, ``1\u00bd``).
 - A percent sign after the number is dropped: ``50%`` and ``50\\%`` read as 50, the number of
-  percent, as the tasks state percentages (a reference of 0.5 does not match it).
+  percent, as the tasks state percentages (a reference of 0.5 does not match it; a task whose
+  answer is a fraction of one must ask for it). Two percent signs (``50%%``) are a parse_error.
 - The specification leaves the tolerance open; ours is stated:
   ``|x - ref| <= max(abs_tol, rel_tol*|ref|)`` with ``abs_tol=1e-6`` (six decimal places) and
   ``rel_tol=1e-9``, compared exactly in rationals,
   the tolerances read as the decimals they are written as (``Fraction("1e-06")``, not the binary
   float ``Fraction(1e-6)``, which is slightly below 10**-6). The lesson's own example
-  (``\\boxed{3/7}`` against ``"0.428571"``) passes through ``abs_tol``.
+  (``\\boxed{3/7}`` against ``"0.428571"``) passes through ``abs_tol``. So an integer reference
+  is *not* compared exactly: ``\\boxed{12.0000001}`` is paid for 12. What holds is narrower: a
+  wrong *integer* is never paid for an integer reference below 10**9 in magnitude (there
+  ``|x - ref| >= 1 > max(1e-6, 1e-9*|ref|)``); from 10**9 up ``1000000001`` is paid for 10**9.
 - ``verify_format`` accepts strict JSON only: ``NaN`` and ``Infinity`` (which Python's ``json``
   accepts by default) are parse errors.
 
@@ -123,6 +139,7 @@ _TEXT_COMMANDS = frozenset(
 _DELIMITER_COMMANDS = frozenset(
     "left right bigl bigr Bigl Bigr biggl biggr Biggl Biggr langle rangle lbrace rbrace end".split()
 )
+_OPENING_DELIMITERS = frozenset("left bigl Bigl biggl Biggl".split())  # they take the next bracket
 # Function names written as words ("log 8", "sqrt(8)"): the number is their argument.
 _FUNCTION_WORDS = frozenset("log ln lg exp sqrt sin cos tan cot sec csc".split())
 _COMMAND_AT_END = re.compile(r"\\([A-Za-z]+)\*?$")
@@ -207,14 +224,12 @@ def _glue(text: str, start: int, end: int, token: str) -> str | None:
     if text[end : end + 2] == "**" and text.count("**", line_start, start) % 2 == 1:
         text = f"{text[:end]}  {text[end + 2 :]}"  # the end of bold: "**Answer: 81**"
     bullet = text[:start].rstrip(" \t")
-    if (
-        bullet[-1:] in ("-", "*", "+")
+    if (  # not "-": "- 5" may be a detached minus sign, and a dash before the number is refused
+        bullet[-1:] in ("*", "+")
         and len(bullet) < start
         and not bullet[:-1].strip(" \t")[-1:].strip()
     ):
-        text = (
-            f"{bullet[:-1]} {text[len(bullet) :]}"  # a list bullet at the start of a line: "- 81"
-        )
+        text = f"{bullet[:-1]} {text[len(bullet) :]}"  # a list bullet at a line's start: "* 81"
     plain = text[:start].rstrip(_SPACE)
     if plain.endswith("**") and len(plain) > 2 and len(plain) < start and not plain[-3].isspace():
         if not plain[-3].isdigit():  # the end of markdown bold, "**Answer:** 81"
@@ -373,8 +388,20 @@ def _context_left(text: str, i: int, start: int) -> str | None:
             k -= 1
         if level or _operand_words(text[k + 1 : i - 1]):
             return "after a group whose words make it an operand (\\text{ times } 3)"
+        command = _COMMAND_AT_END.search(text[max(0, k - 64) : k].rstrip(_SPACE))
+        if not command or command.group(1) not in _TEXT_COMMANDS:
+            return "after a LaTeX group that is not the text of \\text{...} ({x} 5)"
+        words = text[k + 1 : i - 1].rstrip(_SPACE)
+        if words[-1:] and (words[-1] in _OPERATORS or words[-1] in _DASHES):
+            return "after a group that ends in an operator or a dash (\\text{x =} \u2013 5)"
+        if words[-1:].isascii() and words[-1:].isdigit():
+            return "after a group that ends in a number (\\mathbf{2} 5: two numbers side by side)"
         return None
     if left.isascii() and left.isalpha():
+        word = _WORD_AT_END.search(text[max(0, i - 64) : i])
+        glued = text[max(0, i - 64) : i][: word.start()][-1:] if word else ""
+        if glued and (glued in "0123456789^_" or glued in _SUPERSCRIPTS):
+            return "after a word glued to a number, a power or a subscript (2^2a 5, x_2b 5)"
         tokens = re.findall(r"[A-Za-z]+|[0-9]+|\S", text[max(0, i - 80) : i])[-5:]
         if tokens[-1] in ("x", "X") and len(tokens) > 1 and tokens[-2].isdigit():
             return "after a product sign (5 x 3)"
@@ -464,10 +491,14 @@ def _operand_words_after(after: str) -> bool:
     return first in _OPERATOR_WORDS or (first == "x" and bool(re.match(r"\s*x\s*[0-9]", after)))
 
 
-_SPACE = _GROUP_SPACES + "\t\n\r\v\f"
+# every Unicode space (str.isspace: the Zs spaces, tabs, line breaks, U+2028, ...): an em space or
+# an ideographic space between a command and the number is a space, not a symbol that hides it
+_SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+# LaTeX spacing, an empty group "{}" that is no command's argument (a separator: "-{}5",
+# "\u2013{} 5") and a degree sign read as spaces; "\\{}" is an escaped brace, "\\text{}" an argument
 _LATEX_SPACE = re.compile(
     r"(?<!\\)(?:\\[,;:! ]|\\(?:quad|qquad|enspace|thinspace|medspace|thickspace)(?![A-Za-z])|~"
-    r"|\^\{?\\circ\}?|\u00b0)"
+    r"|\^\{?\\circ\}?|\u00b0|(?<![A-Za-z])\{[ \t]*\})"
 )
 _COMMAND_AT_START = re.compile(r"\\([A-Za-z]+)")
 _HARMLESS_COMMANDS = _SPACING_COMMANDS | _SO_COMMANDS | _DELIMITER_COMMANDS
@@ -486,7 +517,7 @@ def _strip_argument(s: str) -> tuple[str, str] | None:
             if depth == 0:
                 return s[:j], "group" if c == "}" else "option"
         return "", "overlong"
-    if c == "(":
+    if c in ("(", "["):
         return s[:-1], "paren"
     if c and c in "0123456789":
         j = len(s)
@@ -495,6 +526,8 @@ def _strip_argument(s: str) -> tuple[str, str] | None:
         return s[:j], "number"
     if c.isascii() and c.isalpha() and (len(s) == 1 or not (s[-2].isalnum() or s[-2] == "\\")):
         return s[:-1], "letter"
+    if c and s[-2:-1] in ("^", "_") and c not in _SPACE:
+        return s[:-1], "letter"  # a one-character script: "x^*", "f^'"
     return None
 
 
@@ -508,6 +541,12 @@ def _argument_of(before: str) -> str | None:
         command = _COMMAND_AT_END.search(s[-64:])
         if command:
             name = command.group(1)
+            if name in _OPENING_DELIMITERS and kinds[-1:] == ["paren"]:  # \log\left( 8 \right)
+                s = s[: len(s) - len(command.group(0))].rstrip(_SPACE)
+                kinds.append("delimiter")  # read what takes the bracket
+                continue
+            if name in _DELIMITER_COMMANDS and kinds[-1:] != ["group"]:  # "\\end{cases} 5" reads
+                return "after a delimiter command that has no bracket (\\left 8)"
             if name in _HARMLESS_COMMANDS or (name in _TEXT_COMMANDS and kinds[-1:] == ["group"]):
                 return None
             return "an argument of a LaTeX command (\\sqrt 8, \\frac 1 2, 1 \\over 2, \\log 8)"
@@ -518,6 +557,11 @@ def _argument_of(before: str) -> str | None:
             if word and word.group(1).lower() in _FUNCTION_WORDS:
                 return "an argument of a function (log 8, sqrt(8))"
         stripped = _strip_argument(s)
+        word = _WORD_AT_END.search(s[-64:]) if stripped is None else None
+        if word:  # letters right after a command are its arguments in math mode: \\frac ab 2
+            command = _COMMAND_AT_END.search(s[: len(s) - len(word.group(1))].rstrip(_SPACE)[-64:])
+            if command and command.group(1) not in _HARMLESS_COMMANDS | _TEXT_COMMANDS:
+                return "letters after a LaTeX command are its arguments (\\frac ab 2)"
         if stripped is None:
             return None
         s, kind = stripped[0].rstrip(_SPACE), stripped[1]
@@ -536,8 +580,9 @@ def read_tail(text: str) -> tuple[str | None, str | None]:
     ``(None, None)``: no number in the text. ``(token, None)``: the last standalone number,
     fraction or ``\\frac{a}{b}``, which stands alone. ``(token, reason)``: the last number is part
     of a larger expression the grammar does not parse (a power, an operator, a LaTeX group, digits
-    grouped by spaces or apostrophes, a decimal comma, a dash that is not a minus sign); the
-    verifier fails closed on it (``parse_error``) instead of reading a smaller number.
+    grouped by spaces or apostrophes, a decimal comma, an argument of a LaTeX command, a factorial,
+    a dash that is not a sign glued to the digits); the verifier fails closed on it
+    (``parse_error``) instead of reading a smaller number.
     """
     m = _last_match(text)
     if m is None:
@@ -595,8 +640,10 @@ def verify_numeric_answer(
        number, else ``parse_error``; an unclosed last box is also ``parse_error``), otherwise
        the last standalone number, fraction or ``\\frac{a}{b}`` in the text (none:
        ``no_answer``). That reading fails closed (``read_tail``): a last number that is part of
-       a larger expression (``2^{10}``, ``5\u00b2``, ``3-5``, ``1 234 567``, ``1.234,56``, a dash
-       before it) is ``parse_error``, with the reason in ``.detail``.
+       a larger expression (``2^{10}``, ``5\u00b2``, ``3-5``, ``1 234 567``, ``1.234,56``, an
+       argument of a LaTeX command ``\\sqrt 8``, a factorial ``5!``, a dash before it that is not
+       a sign glued to it, ``- 5``, ``\u2013 5``) is ``parse_error``, with the reason in
+       ``.detail``. A percent sign after the number is dropped (``50%`` reads as 50).
     2. Canonicalise and parse exactly (``parse_number``): thousands separators, ``\\frac{a}{b}``,
        decimals, ``a/b``, exponents; ``Fraction``, never ``float``.
     3. Compare in rationals: correct iff ``|x - ref| <= max(abs_tol, rel_tol * |ref|)``.
@@ -769,16 +816,22 @@ _NUMERIC_RULES = (
     "else the last standalone number, fraction or \\frac{a}{b} in the text",
     "the last-number reading fails closed: a last number touching a power, superscript, "
     "operator, LaTeX group or macro, an argument of a LaTeX command (\\sqrt 8, \\sqrt[3] 8, "
-    "\\frac 1 2, 1 \\over 2), a subscript (log_2 8), a function word (log 8, sqrt(8)), a "
-    "factorial (5!), a Unicode dash that is not a minus sign (spaces allowed), or digits "
-    "grouped by spaces, apostrophes or a glued comma is a parse_error",
+    "\\frac 1 2, 1 \\over 2, \\frac ab 2, \\log\\left(8\\right)), a subscript (log_2 8), a "
+    "function word (log 8, sqrt(8)), a factorial (5!, 5 !), or digits grouped by spaces, "
+    "apostrophes or a glued comma is a parse_error; spaces are any Unicode space, LaTeX spacing "
+    "or an empty group {}",
+    "a sign counts only glued to the digits (-5, +5, U+2212 minus); any other dash before the "
+    "last number is a parse_error whatever the reference: - or U+2212 detached by spaces "
+    "(- 5, also a '- 5' bullet), and every Unicode dash (Pd) or minus-like mark, glued or spaced",
     "beyond those, an allow-list: next to the last number (spaces, line breaks and LaTeX spacing "
     "skipped; $, backticks and currency read through) only words that are not function, operator "
-    "or negation words, punctuation, = and : (not a ratio), a tag, markdown bold or a bullet, a "
-    "parenthetical of words after it, LaTeX math delimiters, a bracket pair holding the number "
-    "alone, or a command that takes no number; any other symbol, a relation such as != or \\le, "
-    "or a digit after the last standalone number, is a parse_error",
-    "a percent sign after the last number is dropped: 50% reads as 50",
+    "or negation words, punctuation, = and : (not a ratio), a tag, markdown bold or a * or + "
+    "bullet, a parenthetical of words after it, LaTeX math delimiters, a bracket pair holding the "
+    "number alone, or a command that takes no number (a delimiter command only with its "
+    "bracket); a bare {...} group, any other symbol, a relation such as != or \\le, or a digit "
+    "after the last standalone number, is a parse_error",
+    "a percent sign after the last number is dropped: 50% reads as 50 (not 0.5); 50%% is a "
+    "parse_error",
     "an unclosed last \\boxed{ is a parse_error; text with no number is no_answer",
     "thousands separators: 1-3 digits then groups of exactly 3 ('1,234', '1{,}234'); "
     "'1, 2' is a list",
@@ -786,16 +839,17 @@ _NUMERIC_RULES = (
     "parse exactly with fractions.Fraction; zero denominators, NaN and inf are parse_error",
     "more than max_number_chars digits, or a larger exponent, is parse_error",
     "correct iff |x - ref| <= max(abs_tol, rel_tol * |ref|), computed in rationals, with the "
-    "tolerances read as written decimals (Fraction('1e-06'), not the binary float)",
+    "tolerances read as written decimals (Fraction('1e-06'), not the binary float); not exact "
+    "for integers: 12.0000001 matches 12, a wrong integer never matches below 10**9",
     "responses over max_chars characters are too_long; non-str is invalid_input",
 )
 
-NUMERIC = Verifier("numeric", "1.2", _NUMERIC_RULES, dict(_NUMERIC_CONFIG), _numeric)
+NUMERIC = Verifier("numeric", "1.3", _NUMERIC_RULES, dict(_NUMERIC_CONFIG), _numeric)
 """``verify_numeric_answer`` as a task verifier: ``NUMERIC(task, completion)``."""
 
 verify_arithmetic = Verifier(
     "arithmetic",
-    "1.2",
+    "1.3",
     (
         "family 'arithmetic' (free response): the numeric rules, see the 'numeric' passport",
         "other families: the last standalone number in the completion (same number grammar, "

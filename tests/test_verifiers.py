@@ -493,6 +493,8 @@ REVIEW_PAID = [
     ("<= 3", "3"), (">= 3", "3"), ("The point is (3, 5).", "5"), ("The interval is [3, 5].", "5"),
     ("The ratio is 3:5.", "5"), ("The time is 3:45.", "45"), ("between 3 and 5", "5"),
     ("The answer is 3 !", "3"), ("(3) !", "3"),
+    # version 1.3: a hyphen bullet is a detached minus sign too ("- 42" could be -42)
+    ("- 42", "42"), ("- 42", "-42"),
 ]  # fmt: skip
 REVIEW_KEPT = [
     (r"x \approx 3.14", "3.14"), (r"\ln 2 \approx 0.693", "0.693"), (r"\mathbf{Answer:} 42", "42"),
@@ -503,7 +505,7 @@ REVIEW_KEPT = [
     ("The answer is 7 (approximately).", "7"), ("Answer: 12 (twelve)", "12"),
     ("Final answer: 42 (option C)", "42"), ("`42`", "42"), (r"$12\,\text{cm}$", "12"),
     (r"$12\ \text{cm}$", "12"), ("**Answer: 42**", "42"), ("**The answer is 12**.", "12"),
-    (r"42^\circ", "42"), ("42\u00b0", "42"), ("<answer>7</answer>", "7"), ("- 42", "42"),
+    (r"42^\circ", "42"), ("42\u00b0", "42"), ("<answer>7</answer>", "7"), ("* 42", "42"),
     ("Answer\uff1a7", "7"), ("7\u3002", "7"), ("7\u2026", "7"), ("x = -3", "-3"),
     (r"$\frac{3}{4}$", "3/4"), ("Therefore, the final answer is 7", "7"), ("It costs $12.", "12"),
     ("3 + 4 = 7\nSo the answer is\n7", "7"),
@@ -550,6 +552,241 @@ def test_no_symbol_nobody_listed_stands_next_to_the_number(symbol, gap, n, lead)
         assert cat(f"{lead}{n}{gap}{symbol}", n) == "parse_error", symbol
 
 
+# --- the classes closed in version 1.3 (issue 20, section 3: a class, not a list) -----------------
+
+# Every Unicode space, LaTeX's spacing, and an empty group: what a model may put between a command,
+# a dash or a sign and the number.
+EVERY_SPACE = [c for c in map(chr, range(0x110000)) if c.isspace()]
+GAP_PIECES = [
+    *EVERY_SPACE,
+    "\\,",
+    "\\;",
+    "\\:",
+    "\\!",
+    "\\ ",
+    "~",
+    "\\quad ",
+    "\\qquad ",
+    "{}",
+    "{ }",
+]
+GAP = st.lists(st.sampled_from(GAP_PIECES), max_size=3).map("".join)
+SOME_GAP = st.lists(st.sampled_from(GAP_PIECES), min_size=1, max_size=3).map("".join)
+# command names: the ones a model writes, and random letters
+LATEX_NAMES = st.sampled_from(
+    "frac dfrac tfrac cfrac sqrt binom dbinom choose over atop log ln lg exp sin cos tan arcsin "
+    "sinh lim sum prod int min max gcd lcm det mathbf mathrm mathit mathbb boldsymbol bm "
+    "operatorname displaystyle textstyle hat bar vec overline underline cancel not neg lnot "
+    "minus pm mp cdot times div ast circ deg left right bigl bigr Bigl text textbf mbox".split()
+) | st.from_regex(r"[A-Za-z]{1,12}", fullmatch=True)
+OPTIONS = st.sampled_from(
+    ["", "[3]", "[n]", "[k+1]", "[ 3 ]", "_2", "_{2}", "_{10}", "^2", "^{n}", "_b^{2}", "^*", "{}",
+     "{x}", "{2}", "a", "3", "\\left(", "\\bigl("]
+)  # fmt: skip
+# every dash: ASCII hyphen-minus, category Pd, U+2212 minus and the other minus-like marks
+EVERY_DASH = sorted(
+    {"-", "\u2212", *V._DASHES, *V._MINUS_LIKE}
+    | {c for c in map(chr, range(0x110000)) if unicodedata.category(c) == "Pd"}
+)
+NUMBER = st.one_of(
+    st.integers(0, 10**9).map(str),
+    st.decimals(0, 10**6, places=3, allow_nan=False).map(str),
+    st.fractions(0, 1000, max_denominator=20).map(str),
+)
+
+
+def never_pays(response, reference):
+    r = verify_numeric_answer(response, reference, max_chars=None)
+    assert r.category in CATEGORIES and r.category != "error", (response, r)
+    assert r.reward == 0.0, (response, reference, r)
+    return r
+
+
+@st.composite
+def command_before_number(draw):
+    """``\\name[opt]_sub^sup  N``: a command before the number, spaces and arguments between."""
+    name = draw(LATEX_NAMES)
+    assume(name not in V._SPACING_COMMANDS | V._SO_COMMANDS | V._TEXT_COMMANDS)
+    parts = [draw(LEAD), "\\", name, draw(st.sampled_from(["", "*"]))]
+    for _ in range(draw(st.integers(0, 2))):
+        parts += [draw(GAP), draw(OPTIONS)]
+    n = draw(NUMBER)
+    parts += [draw(SOME_GAP), n, draw(st.sampled_from(["", ".", "\\right)", ")", " \\bigr)"]))]
+    return "".join(parts), n
+
+
+@FUZZ
+@given(spelling=command_before_number())
+def test_a_number_after_a_latex_command_never_pays(spelling):
+    response, n = spelling
+    r = never_pays(response, n)
+    if n.replace(".", "").isdigit():  # the last number is n: the reading is refused, with a reason
+        assert r.category == "parse_error" and r.detail, (response, r)
+
+
+@FUZZ
+@given(
+    lead=LEAD,
+    word=st.sampled_from(sorted(V._FUNCTION_WORDS) + ["lb", "ld", "f", "Log"]),
+    mark=st.sampled_from(["_", "^"]),
+    sub=st.sampled_from(["2", "{2}", "10", "b", "{b}", "{10}"]),
+    gap=SOME_GAP,
+    n=NUMBER,
+)
+def test_a_number_after_a_subscript_never_pays(lead, word, mark, sub, gap, n):
+    never_pays(f"{lead}{word}{mark}{sub}{gap}{n}", n)
+
+
+@FUZZ
+@given(lead=LEAD, before=GAP, dash=st.sampled_from(EVERY_DASH), gap=GAP, n=NUMBER, tail=LEAD)
+def test_a_dash_before_the_number_never_pays_the_unsigned_number(lead, before, dash, gap, n, tail):
+    """Any dash, spaced or glued, never pays the unsigned number; a detached one (any space, at
+    the start of a line too: "- 5" may be a bullet or a minus) pays neither sign."""
+    glued_sign = gap == "" and dash in "-\u2212"
+    text = f"{lead}{before}{dash}{gap}{n}"
+    if not glued_sign:
+        never_pays(text, n)
+        never_pays(text, f"-{n}")
+    elif Fraction(n) != 0:
+        never_pays(text, n)  # "-5" is -5, never 5
+        assert cat(f"x = {dash}{n}", f"-{n}") == "correct"  # ... and a glued sign is read
+
+
+@FUZZ
+@given(lead=LEAD, n=NUMBER, gap=st.sampled_from(["", " ", "\\,", "\u2009", "\t", "{}"]),
+       end=st.sampled_from(["", ".", " ", "!", "$", "\n"]))  # fmt: skip
+def test_a_factorial_never_pays(lead, n, gap, end):
+    never_pays(f"{lead}{n}{gap}!{end}", n)
+    never_pays(rf"{lead}\boxed{{{n}!}}", n)
+
+
+@FUZZ
+@given(n=st.integers(-(10**9), 10**9), lead=st.sampled_from(["", "The answer is ", "x = ", "So "]),
+       end=st.sampled_from(["", ".", " ", "\n", "?", ".\n"]))  # fmt: skip
+def test_plain_correct_answers_still_pay(n, lead, end):
+    for response in (f"{lead}{n}{end}", rf"\boxed{{{n}}}", rf"{lead}$\boxed{{{n}}}$", f"**{n}**",
+                     f"{lead}{str(n).replace('-', chr(0x2212))}{end}", f"* {n}"):  # fmt: skip
+        assert cat(response, str(n)) == "correct", response
+
+
+# Each spelling that version 1.2 still paid (the issue's list, then what generating the class
+# found: Unicode spaces other than the listed ones, an empty group, \\left( after a command, a
+# hyphen bullet, a bare group, a delimiter command without its bracket).
+STILL_PAID_IN_1_2 = [
+    (r"\frac 1 2", "2"), (r"1 \over 2", "2"), (r"\sqrt 8", "8"), (r"2\sqrt 2", "2"),
+    (r"\binom 5 2", "2"), (r"\sqrt[3] 8", "8"), (r"\log 8", "8"), ("log_2 8", "8"),
+    ("x = \u2013 5", "5"), ("x = \uff0d 5", "5"), ("x = \u2014 5", "5"), ("x = \u2212 5", "5"),
+    ("x = \u2212 5", "-5"), ("x = - 5", "5"), ("x = - 5", "-5"), ("x = \u2010 5", "5"),
+    ("x = \u2e3a 5", "5"), ("x = \ufe63 5", "5"), ("5!", "5"), ("5 !", "5"),
+    # found by the generators above
+    ("\u2014{} 7780", "7780"), ("-{}5", "5"), ("-{}5", "-5"), ("x = \u2013{ }5", "5"),
+    ("\\sqrt\u3000{}\\,9434", "9434"), ("\\sin*\u2003a\u2003{2}\\;819", "819"),
+    ("\\sqrt\u2003 8", "8"), ("\\log\u205f8", "8"), ("\\mathrm*\\;{}\\quad {}\u20092164", "2164"),
+    (r"\log\left( 8 \right)", "8"), (r"\foo \left( 8 \right)", "8"),
+    (r"\sqrt \bigl[ 8 \bigr]", "8"),
+    (r"\left\left( 9538)", "9538"), (r"\left 1971", "1971"), (r"\right 8010", "8010"),
+    (r"\right* a 3457", "3457"), (r"\mathbf{2} 1895", "1895"), (r"\text{2}  7136", "7136"),
+    ("{x} 5", "5"), ("\u2014{x} 5", "5"), ("\\text{x =} \u2013 5", "5"), (r"\text{so} - 5", "5"),
+    ("x^2a 3162", "3162"), (r"\frac aa 0", "0"), (r"\frac ab 2", "2"), (r"\sqrt xy 8", "8"),
+    (r"\frac^*a 0", "0"), ("x^* 5", "5"), (r"\right (4086)", "4086"), ("- 42", "42"), ("x =\n- 5", "5"), ("\\quad - 1596", "1596"),
+    ("~-\t8840", "8840"), (" -  4147", "4147"), ("\n\t-\\; 1005", "1005"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("response, reference", STILL_PAID_IN_1_2)
+def test_what_version_1_2_still_paid_is_refused(response, reference):
+    r = never_pays(response, reference)
+    assert r.category == "parse_error" and r.detail, (response, r)
+
+
+def test_percent_is_the_number_of_percent():
+    # 50% is 50 (the tasks state percentages), not 0.5; two percent signs are refused
+    assert cat("50%", "50") == cat(r"50\%", "50") == "correct"
+    assert cat("50%", "0.5") == "wrong"
+    assert cat("50%%", "50") == "parse_error"
+
+
+@FUZZ
+@given(ref=st.integers(-(10**9) + 1, 10**9 - 1), delta=st.integers(-3, 3).filter(bool))
+def test_a_wrong_integer_is_never_paid_below_1e9(ref, delta):
+    # what the docstrings claim about integers, and no more: not an exact comparison
+    assert cat(str(ref + delta), str(ref)) == "wrong"
+    assert cat(rf"\boxed{{{ref}.0000001}}", str(ref)) == "correct"  # within abs_tol: paid
+
+
+def test_the_tolerance_is_not_exact_for_integers():
+    assert cat(r"\boxed{12.0000001}", "12") == "correct"
+    assert cat("1000000001", "1000000000") == "correct"  # rel_tol * 10**9 = 1
+    assert cat("999999999", "999999998") == "wrong"
+    doc = " ".join(verify_numeric_answer.__doc__.split()) + " ".join(V.__doc__.split())
+    assert "not compared exactly" in doc and "12.0000001" in doc
+
+
+def test_the_sloppy_docstring_says_what_the_strict_rule_still_pays():
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(V)).body  # the string after the assignment documents it
+    at = next(
+        i
+        for i, node in enumerate(body)
+        if isinstance(node, ast.Assign)
+        and ast.unparse(node.targets[0]) == "verify_arithmetic_sloppy"
+    )
+    doc = " ".join(body[at + 1].value.value.split())
+    task = choice_task()
+    for completion in ('" 810"', '" 81 or 79"'):
+        assert completion in doc
+        assert verify_arithmetic(task, completion.strip('"')) == 0.0
+        assert verify_arithmetic_sloppy(task, completion.strip('"')) == 1.0
+    assert '" 79 or 81"' in doc  # an echo that ends on the sum: both rules pay it
+    assert (
+        verify_arithmetic(task, " 79 or 81") == verify_arithmetic_sloppy(task, " 79 or 81") == 1.0
+    )
+
+
+def _lesson_9_5_choice_rule():
+    """Lesson 9.5's patched choice rule (``verify_choice_exact``), taken from the lesson source."""
+    import ast
+    from pathlib import Path
+
+    from helpers.verifiers import Verdict, Verifier
+
+    source = Path(__file__).resolve().parents[1] / "course" / "lessons" / "9.5" / "lesson.py"
+    wanted = [
+        node
+        for node in ast.parse(source.read_text()).body
+        if (isinstance(node, ast.FunctionDef) and node.name == "_exact_choice")
+        or (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "verify_choice_exact")
+    ]
+    assert len(wanted) == 2, "lesson 9.5 no longer defines _exact_choice / verify_choice_exact"
+    namespace = {"Task": Task, "Verdict": Verdict, "Verifier": Verifier, "last_number": last_number}
+    exec(compile(ast.Module(body=wanted, type_ignores=[]), str(source), "exec"), namespace)
+    return namespace["verify_choice_exact"]
+
+
+@pytest.mark.parametrize(
+    "completion, category",
+    [(" 81", "correct"), (" 81.", "correct"), (" 79", "wrong"), (" \u0668\u0661", "no_answer"),
+     (" \u00b2", "no_answer"), (" \u00b9", "no_answer"), (" \uff18\uff11", "no_answer"),
+     (" 8\u0661", "parse_error"), (" \u0668", "no_answer"), (" 81\u00b2", "parse_error")],
+)  # fmt: skip
+def test_the_patched_choice_rule_reads_ascii_digits_only(completion, category):
+    # str.isdigit() alone took Arabic-Indic digits for 81 and raised on a superscript two
+    v = _lesson_9_5_choice_rule()
+    assert "ASCII digits" in " ".join(v.passport["rules"])
+    verdict = v.check(choice_task(), completion)
+    assert verdict.category == category, (completion, verdict)
+
+
+@FUZZ
+@given(text=st.text(max_size=8))
+def test_the_patched_choice_rule_never_raises(text):
+    verdict = _lesson_9_5_choice_rule().check(choice_task(), text)
+    assert verdict.category in CATEGORIES and verdict.category != "error"
+    assert verdict.reward == 0.0 or text.strip().removesuffix(".").strip() == "81"
+
+
 # --- bounded time ------------------------------------------------------------------------------
 
 MEGABYTE_INPUTS = [
@@ -566,6 +803,9 @@ MEGABYTE_INPUTS = [
     r"\boxed{" + "{" * 999_000,
     "1e" * 500_000,
     "x1 " * 333_333,
+    "{}" * 500_000,  # version 1.3 reads an empty group as spaces
+    "\\left(" * 166_666,
+    "\u3000" * 999_999 + "-",
 ]
 
 
@@ -840,8 +1080,8 @@ def test_passport_hash_is_pinned():
 
 
 PINNED = {
-    "numeric": "705890c53ee7b32c",
-    "arithmetic": "ba45a35e9717dc6a",
+    "numeric": "67d0a2fb204b5152",
+    "arithmetic": "a2075064a4432d75",
     "format": "f8886095093c40e3",
     "arithmetic_sloppy": "b1a5caa94fcad5bc",
 }

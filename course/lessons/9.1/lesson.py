@@ -503,7 +503,7 @@ print(
 # ## 9.1.4 A numeric verifier: useful core, explicit limits
 #
 # The reference `verify_numeric_answer(response, reference, *, rel_tol=1e-9, abs_tol=1e-6, ...)`
-# (version 1.2 of the `numeric` passport) follows a narrow contract that can be tested:
+# (version 1.3 of the `numeric` passport) follows a narrow contract that can be tested:
 #
 # 1. take the contents of the last `\boxed{...}` when there is one (they must be one number);
 # 2. otherwise take the last standalone number, fraction or `\frac{a}{b}` in the text; this reading
@@ -512,8 +512,9 @@ print(
 #    argument of a LaTeX command written without braces, `\sqrt 8`, `\sqrt[3] 8`, `\frac 1 2`,
 #    `1 \over 2`, `\log 8`; a subscript, `log_2 8`; a function written as a word, `log 8`,
 #    `sqrt(8)`; a factorial, `5!`; digits grouped by spaces or apostrophes, `1 234 567`,
-#    `1'234'567`; a comma glued to a digit, `1.234,56`; any dash that is not a minus sign, with or
-#    without a space, `–5`, `– 5`, `－5`), the result is `parse_error`, never the smaller number it
+#    `1'234'567`; a comma glued to a digit, `1.234,56`; any dash before the number that is not a
+#    sign glued to its digits: `- 5`, `− 5`, `–5`, `– 5`, `－5`; a sign counts only glued, `-5`
+#    and `−5` are -5), the result is `parse_error`, never the smaller number it
 #    could read. Beyond these classes the reading is an **allow-list**: next to the number (spaces,
 #    line breaks and LaTeX spacing such as `\,` skipped; `$` and currency signs read through) may
 #    stand only plain words that are not function, operator or negation words (`log`, `gcd`,
@@ -636,7 +637,7 @@ quote("9.1:ours_fn", flags["FN"])
 # `parse_error` (or are read whole, as `\frac{1}{2}` and `1{,}234` are) and the `detail` says why:
 
 # %%
-for resp in ["2^{10}", "5\u00b2", "x = \u20135", "x = \u2013 5", "1 234 567", "1.234,56",
+for resp in ["2^{10}", "5\u00b2", "x = \u20135", "x = \u2013 5", "x = - 5", "1 234 567", "1.234,56",
              r"\sqrt{8}", r"\sqrt[3] 8", r"\frac 1 2", "log_2 8", "3-5", "5!"]:
     r = verify_numeric_answer(resp, "5")
     print(f"{resp!r:<14} {r.category:<12} extracted={r.extracted!r:<8} {r.detail}")
