@@ -328,3 +328,17 @@ def test_the_bundles_pyproject_declares_only_the_students_command(student_bundle
     assert theirs["project"]["scripts"] == {"course": ours["project"]["scripts"]["course"]}
     ours["project"]["scripts"].pop("course-admin")
     assert theirs == ours, "only the course-admin line may differ"
+
+
+def test_no_text_in_the_bundle_cites_the_courses_authoring_documents(student_bundle):
+    """Code, notebooks and documents a student reads name no authoring document of the course."""
+    from tests.test_claims import AUTHORING_JARGON
+
+    found = []
+    for f in sorted(student_bundle.rglob("*")):
+        if f.is_file() and f.suffix in {".py", ".ipynb", ".md", ".sh", ".toml", ".yml", ".txt"}:
+            for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+                m = AUTHORING_JARGON.search(line)
+                if m:
+                    found.append(f"{f.relative_to(student_bundle)}:{i}: {m.group(0)!r}")
+    assert not found, found
