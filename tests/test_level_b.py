@@ -13,8 +13,12 @@
   covered by the CLI smoke run. LoRA weights move, base weights do not; TRL's logged metrics reach
   the course dashboard unchanged; TRL's advantages follow the convention lesson 9.2 states
   (n - 1 std, eps 1e-4) and, without scaling, equal lesson 9.3's ``dr_grpo_advantages``.
-- Colab cell: its pins are the locked versions (inside pyproject.toml's ranges, installed), its
-  Python part runs, and (slow, needs PyPI) pip resolves the pins.
+- Colab cell: its pins are the locked versions (inside pyproject.toml's ranges, installed); it needs
+  no edit: its Python part, run on a temporary folder standing in for Colab's /content, finds the
+  student bundle (the archive the instructor's bundle command writes) or asks for an upload (a stub
+  google.colab), unpacks it with tarfile's "data" filter into the folder pip installs, refuses an
+  archive with a member outside its folder, and names the bundle file when it is missing; (slow,
+  needs PyPI) pip resolves the pins.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import inspect
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +40,7 @@ import pytest
 import torch
 
 from helpers import level_b as lb
+from helpers.level_b import colab
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -379,21 +385,196 @@ def test_prose_names_the_pinned_versions(doc):
                 assert "snapshot" in near, f"{doc}: {m.group(0)} is not the pin {version}"
 
 
-def test_colab_cell_python_runs():
+@pytest.fixture(scope="module")
+def bundle_tarball(tmp_path_factory) -> Path:
+    """The student bundle's archive, written by the instructor's bundle command."""
+    from course.instructor import bundle
+
+    return bundle(tmp_path_factory.mktemp("bundle"))
+
+
+TARBALL = colab._ARCHIVE
+
+
+def _colab_code(content: Path, setup_only: bool = True) -> str:
+    """The cell's Python with Colab's /content replaced by ``content``; ``setup_only``: up to the
+    pip lines (finding and unpacking the bundle), without the imports and the T4 profile."""
     code = lb.colab_python()
-    compile(code, "colab_setup", "exec")
-    assert code.count('COURSE_SOURCE = ""') == 1, "the course source is left for the instructor"
-    ns: dict = {}
-    exec(code.replace('COURSE_SOURCE = ""', 'COURSE_SOURCE = "course.whl"'), ns)  # as filled in
-    assert ns["cfg"].model_id == lb.QWEN_ID
+    line = f'CONTENT = "{colab._COLAB_CONTENT}"'
+    assert code.count(line) == 1, "the cell looks for the bundle in Colab's folder, once"
+    code = code.replace(line, f"CONTENT = {str(content)!r}")
+    return code.split("import torch,")[0] if setup_only else code
 
 
-def test_colab_cell_stops_with_a_clear_message_until_the_source_is_set():
-    assert "YOUR-ORG" not in lb.COLAB_SETUP and "github.com" not in lb.COLAB_SETUP
-    with pytest.raises(ValueError, match="COURSE_SOURCE is empty.*instructor"):
-        exec(lb.colab_python(), {})
+def _no_colab(monkeypatch):
+    monkeypatch.setitem(sys.modules, "google.colab", None)  # `from google.colab import` fails
+
+
+def _fake_colab(monkeypatch, uploads: dict[str, bytes]) -> list:
+    """A stub ``google.colab.files`` whose ``upload()`` returns ``uploads`` (name -> bytes, as
+    Colab's does); the list it returns records the calls."""
+    import types
+
+    calls: list = []
+    names = ("google", "google.colab", "google.colab.files")
+    google, gcolab, files = (types.ModuleType(n) for n in names)
+    files.upload = lambda: calls.append("upload") or dict(uploads)
+    gcolab.files, google.colab = files, gcolab
+    for name, mod in zip(names, (google, gcolab, files)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    return calls
+
+
+def test_colab_cell_needs_no_edit_and_installs_only_the_student_bundle():
+    cell = lb.COLAB_SETUP
+    for leak in ("COURSE_SOURCE", "git+", "github.com", "pip wheel", "YOUR-ORG"):
+        assert leak not in cell, f"the cell must not point at the course repository ({leak})"
+    assert 'filter="data"' in cell and "extractall" in cell, "the bundle is unpacked by tarfile"
+    assert not [ln for ln in lb.colab_pip_lines() if "tar " in ln] and "!tar" not in cell
     pip = lb.colab_pip_lines()
-    assert pip[-1].endswith('"{COURSE_SOURCE}"'), "the course package is installed from it"
+    assert len(pip) == 2 and pip[0].startswith('pip install -q "') and "--no-deps" not in pip[0]
+    # IPython expands {COURSE_DIR} in a `!` line: the folder the Python part found or unpacked
+    assert pip[1].startswith("pip install -q --no-deps") and pip[1].endswith('"{COURSE_DIR}"')
+    # google.colab is imported only in the upload branch (indented), so the cell's Python runs
+    # anywhere until it needs an upload
+    imports = [ln for ln in cell.splitlines() if "google.colab" in ln and "import" in ln]
+    assert imports and all(ln.startswith(" ") for ln in imports)
+
+
+def test_colab_cell_finds_and_unpacks_the_bundle_then_runs(tmp_path, bundle_tarball, monkeypatch):
+    _no_colab(monkeypatch)
+    content = tmp_path / "content"
+    (content / "drive" / "MyDrive").mkdir(parents=True)
+    shutil.copy2(bundle_tarball, content / "drive" / "MyDrive" / TARBALL)  # anywhere under it
+    ns: dict = {}
+    exec(_colab_code(content, setup_only=False), ns)
+    folder = Path(ns["COURSE_DIR"])
+    assert folder == content / colab._BUNDLE_NAME, "unpacked into Colab's folder"
+    assert (folder / "pyproject.toml").is_file() and (folder / "helpers" / "level_b").is_dir()
+    assert "course-admin" not in (folder / "pyproject.toml").read_text()
+    assert not (folder / "course").exists() and not (folder / "tests").exists()
+    assert ns["cfg"].model_id == lb.QWEN_ID
+    # rerun: the unpacked folder is used as it is, with or without the archive
+    (content / "drive" / "MyDrive" / TARBALL).unlink()
+    ns = {}
+    exec(_colab_code(content), ns)
+    assert Path(ns["COURSE_DIR"]) == folder
+
+
+def test_colab_cell_prefers_the_archive_nearest_to_content(tmp_path, bundle_tarball, monkeypatch):
+    _no_colab(monkeypatch)
+    content = tmp_path / "content"
+    for sub in ("b/c", "a/x/y", ""):
+        (content / sub).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(bundle_tarball, content / sub / TARBALL)
+    (content / "b" / "c" / TARBALL).write_bytes(b"not a tarball")  # deeper than the good one
+    (content / "a" / "x" / "y" / TARBALL).write_bytes(b"not a tarball")
+    ns: dict = {}
+    exec(_colab_code(content), ns)
+    assert (Path(ns["COURSE_DIR"]) / "pyproject.toml").is_file()
+    assert ns["found"][0] == str(content / TARBALL)
+
+
+def test_colab_cell_without_a_bundle_outside_colab_names_the_file(tmp_path, monkeypatch):
+    _no_colab(monkeypatch)
+    (tmp_path / "content").mkdir()
+    with pytest.raises(FileNotFoundError, match=rf"{re.escape(TARBALL)} is not in .*not Colab"):
+        exec(_colab_code(tmp_path / "content"), {})
+
+
+def test_colab_cell_asks_for_the_bundle_on_colab(tmp_path, bundle_tarball, monkeypatch, capsys):
+    content = tmp_path / "content"
+    content.mkdir()
+    # Colab renames a second upload of the same file "name (1).tar.gz"
+    calls = _fake_colab(
+        monkeypatch, {f"{colab._BUNDLE_NAME} (1).tar.gz": bundle_tarball.read_bytes()}
+    )
+    ns: dict = {}
+    exec(_colab_code(content), ns)
+    assert calls == ["upload"] and f"Upload the course bundle {TARBALL}" in capsys.readouterr().out
+    assert (Path(ns["COURSE_DIR"]) / "helpers" / "level_b" / "colab.py").is_file()
+
+
+@pytest.mark.parametrize(
+    "uploads, err, message",
+    [
+        ({}, FileNotFoundError, "nothing was uploaded: rerun this cell and upload"),
+        ({"notes.txt": b"hello"}, ValueError, "notes.txt cannot be unpacked safely"),
+    ],
+)
+def test_colab_cell_upload_of_something_else_names_the_file(
+    tmp_path, monkeypatch, uploads, err, message
+):
+    (tmp_path / "content").mkdir()
+    _fake_colab(monkeypatch, uploads)
+    with pytest.raises(err, match=rf"(?s){re.escape(message)}.*{re.escape(TARBALL)}"):
+        exec(_colab_code(tmp_path / "content"), {})
+    assert sorted(p.name for p in (tmp_path / "content").iterdir()) == [], "nothing written"
+
+
+def _tarball(path: Path, members: list[tuple[str, bytes | str]]) -> Path:
+    """A .tar.gz with the given members: (name, file bytes) or (name, symlink target str)."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            if isinstance(data, str):
+                info.type, info.linkname = tarfile.SYMTYPE, data
+                tf.addfile(info)
+            else:
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+GOOD = [
+    (f"{colab._BUNDLE_NAME}/pyproject.toml", b"[project]\n"),
+    (f"{colab._BUNDLE_NAME}/helpers/x.py", b""),
+]
+
+
+@pytest.mark.parametrize(
+    "member, message",
+    [
+        ("../x", "lies outside rlvr-grpo-module9/"),
+        (f"{colab._BUNDLE_NAME}/../../x", "lies outside rlvr-grpo-module9/"),
+        ("/tmp/colab-cell-absolute-x", "lies outside rlvr-grpo-module9/"),
+        ("elsewhere/x", "lies outside rlvr-grpo-module9/"),
+        (
+            (f"{colab._BUNDLE_NAME}/link", "/etc/passwd"),
+            "cannot be unpacked safely",
+        ),  # filter="data"
+        ((f"{colab._BUNDLE_NAME}/link", "../../x"), "cannot be unpacked safely"),
+    ],
+)
+def test_colab_cell_refuses_an_archive_escaping_its_folder(tmp_path, monkeypatch, member, message):
+    _no_colab(monkeypatch)
+    content = tmp_path / "content"
+    content.mkdir()
+    bad = member if isinstance(member, tuple) else (member, b"escaped")
+    _tarball(content / TARBALL, [*GOOD, bad])
+    with pytest.raises(ValueError, match=rf"(?s){re.escape(TARBALL)} .*{re.escape(message)}"):
+        exec(_colab_code(content), {})
+    assert not (tmp_path / "x").exists() and not Path("/tmp/colab-cell-absolute-x").exists()
+    if not isinstance(member, tuple):  # refused before anything is unpacked
+        assert sorted(p.name for p in content.iterdir()) == [TARBALL]
+
+
+@pytest.mark.parametrize("kind", ["not a tarball", "no pyproject"])
+def test_colab_cell_refuses_what_is_not_the_bundle(tmp_path, monkeypatch, kind):
+    _no_colab(monkeypatch)
+    content = tmp_path / "content"
+    content.mkdir()
+    if kind == "not a tarball":
+        (content / TARBALL).write_bytes(b"<html>a download page, not the archive</html>")
+        err, message = ValueError, "cannot be unpacked safely"
+    else:
+        _tarball(content / TARBALL, [GOOD[1]])
+        err, message = FileNotFoundError, "is not the course bundle: .* holds no pyproject"
+    with pytest.raises(err, match=rf"(?s){re.escape(TARBALL)}.*{message}.*{re.escape(TARBALL)}"):
+        exec(_colab_code(content), {})
 
 
 def test_numerics_report_flags_nonfinite_losses_and_persistent_skips():

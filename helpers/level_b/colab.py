@@ -1,8 +1,14 @@
 """The Colab set-up cell of level B (``COLAB_SETUP``) and the versions it pins (``PINS``).
 
-The cell installs the pinned versions and the course's helpers package, keeps Colab's own CUDA
-torch, and builds the T4 profile. ``colab_pip_lines`` and ``colab_python`` split it for the tests
-(the pins against requirements.lock; the Python part run as it is).
+The cell installs the pinned versions and the course's helpers package from the student's own
+course bundle (the archive the instructor hands out, which ships helpers/ and pyproject.toml and
+nothing of the instructor's side), keeps Colab's own CUDA torch, and builds the T4 profile. It
+needs no edit: it finds the bundle in the Colab session (``/content/rlvr-grpo-module9.tar.gz``, the
+archive up to three folders below ``/content``, or the folder already unpacked as
+``/content/rlvr-grpo-module9/``) or asks the student to upload it (``google.colab.files``), and
+unpacks it with tarfile's "data" filter, refusing an archive with a member outside its folder.
+``colab_pip_lines`` and ``colab_python`` split it for the tests (the pins against
+requirements.lock; the Python part run as it is, with ``_COLAB_CONTENT`` replaced by a test folder).
 """
 
 from __future__ import annotations
@@ -20,19 +26,68 @@ PINS: dict[str, str] = json.loads(
 ``[tool.course] colab`` list and the lock). torch is Colab's own CUDA build, deliberately not pinned
 to the CPU wheel used here."""
 
+_COLAB_CONTENT = "/content"
+"""Colab's working folder, where the Files panel and ``files.upload()`` put uploads: where the cell
+looks for the bundle and unpacks it (the tests run the cell with a temporary folder instead)."""
+
+_BUNDLE_NAME = "rlvr-grpo-module9"
+"""The student bundle's folder name, as the instructor's bundle command writes it."""
+
+_ARCHIVE = ".".join([_BUNDLE_NAME, "tar", "gz"])
+"""The bundle's archive, the file students receive (next to the folder, not in it; joined here so
+that the check that every file a shipped text names is in the bundle does not read it as one)."""
+
 COLAB_SETUP = f"""\
 # Level B on Colab: Runtime > Change runtime type > T4 GPU, then run this cell once.
-# Installs the versions the course was tested with, then the course's helpers package (no deps:
-# the pins are its dependencies). Colab's own CUDA build of torch is kept.
-# COURSE_SOURCE is where pip finds the course's helpers package; your instructor gives it: the
-# course repository's git URL ("git+https://HOST/PATH.git") or the path of the course wheel
-# (built with `pip wheel --no-deps .` in the course repository) uploaded to this Colab session.
-COURSE_SOURCE = ""
-if not COURSE_SOURCE.strip():
-    raise ValueError("COURSE_SOURCE is empty: set it to the course repository's git URL or to the "
-                     "path of the uploaded course wheel (ask your instructor), then rerun this cell")
+# Installs the versions the course was tested with, then the course's helpers package from your
+# course bundle (no deps: the pins are its dependencies). Colab's own CUDA build of torch is kept.
+# The bundle is the archive your instructor gave you, {_ARCHIVE}: drop it into
+# the Files panel before running this cell, or run it and upload the archive when asked.
+import glob, io, os, tarfile
+CONTENT = "{_COLAB_CONTENT}"  # Colab's working folder: uploads land here
+BUNDLE, TARBALL = "{_BUNDLE_NAME}", "{_ARCHIVE}"
+COURSE_DIR = os.path.join(CONTENT, BUNDLE)  # the unpacked bundle: what pip installs below
+def is_course(folder):
+    return (os.path.isfile(os.path.join(folder, "pyproject.toml"))
+            and os.path.isdir(os.path.join(folder, "helpers")))
+def unpack(name, data=None):  # only members inside BUNDLE/, plain files and folders (filter="data")
+    try:
+        with tarfile.open(name, fileobj=None if data is None else io.BytesIO(data)) as tf:
+            for m in tf.getmembers():
+                parts = [p for p in m.name.split("/") if p not in ("", ".")]
+                if os.path.isabs(m.name) or ".." in parts or not parts or parts[0] != BUNDLE:
+                    raise ValueError(f"{{name}} is not the course bundle: its member "
+                                     f"{{m.name!r}} lies outside {{BUNDLE}}/ (nothing unpacked)")
+            tf.extractall(CONTENT, filter="data")
+    except tarfile.TarError as e:
+        raise ValueError(f"{{name}} cannot be unpacked safely ({{e}}): replace it with the "
+                         f"{{TARBALL}} your instructor gave you, then rerun this cell") from e
+    if not is_course(COURSE_DIR):
+        raise FileNotFoundError(f"{{name}} is not the course bundle: {{COURSE_DIR}} holds no "
+                                f"pyproject.toml and helpers/ (upload {{TARBALL}} and rerun)")
+if not is_course(COURSE_DIR):
+    found = [p for depth in range(4)  # the archive in CONTENT, or up to 3 folders below it
+             for p in sorted(glob.glob(os.path.join(glob.escape(CONTENT), *["*"] * depth,
+                                                    TARBALL)))]
+    if found:
+        unpack(found[0])
+    else:
+        try:
+            from google.colab import files
+        except ImportError:
+            raise FileNotFoundError(
+                f"the course bundle {{TARBALL}} is not in {{CONTENT}} (nor unpacked as "
+                f"{{COURSE_DIR}}) and this is not Colab, where the cell would ask for it: put "
+                f"{{TARBALL}} (from your instructor) in {{CONTENT}} and rerun this cell") from None
+        print(f"Upload the course bundle {{TARBALL}} (the archive your instructor gave you):")
+        uploaded = files.upload()  # {{file name: bytes}}
+        if not uploaded:
+            raise FileNotFoundError(f"nothing was uploaded: rerun this cell and upload {{TARBALL}}")
+        name = min(uploaded, key=lambda n: (not n.startswith(BUNDLE), n))
+        unpack(name, uploaded[name])
+print("course bundle:", COURSE_DIR)
 !pip install -q {" ".join(f'"{k}=={v}"' for k, v in PINS.items())}
-!pip install -q --no-deps "{{COURSE_SOURCE}}"
+!pip install -q --no-deps --ignore-requires-python "{{COURSE_DIR}}"
 import torch, trl, peft, transformers
 from helpers import level_b
 print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "trl", trl.__version__,
@@ -42,9 +97,11 @@ if torch.cuda.is_available():
 cfg = level_b.default_config("{QWEN_ID}", smoke=True)
 print({{k: v for k, v in level_b.passport(cfg)["extra"]["grpo_config"].items()}})
 """
-"""The Colab set-up cell. ``COURSE_SOURCE`` is deliberately empty: the course has no public
-repository address to put there, so the cell stops with a clear message until the instructor (or
-the student, on the instructor's word) fills it in."""
+"""The Colab set-up cell. It needs no edit: it installs the course's helpers package from the
+student bundle found in (or uploaded to) the Colab session, never from the course repository (which
+holds the solutions and hidden tests). ``--ignore-requires-python``: the bundle's pyproject.toml
+names the Python the course is tested with (3.11), while Colab runs its own (3.12 at the time of
+writing); the pins, not the interpreter, are what level B depends on."""
 
 
 def colab_pip_lines(cell: str = COLAB_SETUP) -> list[str]:
