@@ -4,8 +4,11 @@ Both sides train the same model (BaseLM, or a random model of its configuration)
 LoRA (r=8, alpha=16, q/v), on the same prompts, K, completion budget, temperature, loss type
 ("grpo": per-token clipped surrogate, mean over each completion, then over completions; k3 KL to
 the reference per token), AdamW with the same learning rate and gradient clipping, fp32, no
-gradient checkpointing, no dropout. The course step is ``grpo_token_step`` below (instructor side:
-helpers hold no graded function). Differences that are the point of the comparison:
+gradient checkpointing, no dropout. The course step is ``grpo_token_step`` below: lesson 9.5's
+reference functions (``group_advantages``, ``clipped_grpo_loss``, ``kl_to_reference``, taken from
+the lesson by ``course.reference``, never copied here) around the course sampler and a
+completion-only forward, so the timing is of the lesson's reference step. Differences that are the
+point of the comparison:
 
 - The course step takes the old-policy log-probs from the sampler's stored behaviour log-probs
   (valid here: temperature 1, no top-k/top-p, dropout off, one update per batch), and its
@@ -13,6 +16,14 @@ helpers hold no graded function). Differences that are the point of the comparis
   also skips the old-policy forward.
 - TRL computes its reference log-probs by disabling the adapters of the same model; the course
   uses a separate frozen copy. Same work per step.
+
+One difference that is not: the lesson's advantages divide by the population std plus 1e-6 (a
+degenerate group gets zeros); TRL's ``scale_rewards="group"`` divides by the sample std plus 1e-4.
+That scales a group's advantages by about sqrt((K - 1) / K) (0.94 at K = 8): the same work. The
+"Training step" timings in BENCHMARKS.md were measured with an earlier inline copy of this step that
+used TRL's scale and a loss without the lesson's masking ``where``s (its loss, gradient and KL
+metric equal the lesson's on inputs with finite values at masked positions, checked to the last
+bit); the difference in work is a few elementwise operations on (N, T) tensors per step.
 
 Timing: both trainers live in one process. A TRL callback runs one course step after every TRL
 step (outside TRL's step window), so the two alternate A, B, A, B. Medians of wall and CPU time.
@@ -32,17 +43,12 @@ import warnings
 import torch
 
 from bench.common import log, machine, spread, table, write_section
+from course.reference import reference
 
 K, PROMPTS_PER_STEP, MAX_NEW, LR, BETA = 8, 2, 16, 1e-3, 0.05
 
 
 # --- the course step (instructor side) -----------------------------------------------------------
-
-
-def group_advantages(rewards: torch.Tensor, k: int) -> torch.Tensor:
-    """(N,) -> (N,): (r - group mean) / (group std + 1e-4), unbiased std, as TRL's "group" scale."""
-    r = rewards.view(-1, k)  # (G, K)
-    return ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)).view(-1)
 
 
 def token_logprobs(model, sample) -> torch.Tensor:
@@ -58,25 +64,25 @@ def token_logprobs(model, sample) -> torch.Tensor:
 
 
 def grpo_token_step(trainer, tasks) -> dict:
-    """Loss type "grpo" with a k3 per-token KL, all groups kept (as TRL does), one update."""
+    """Loss type "grpo" with a k3 per-token KL, all groups kept (as TRL does), one update: lesson
+    9.5's ``group_advantages``, ``clipped_grpo_loss`` and ``kl_to_reference``."""
+    ref95 = reference("9.5")
     s = trainer.sample(tasks)
     r = trainer.score(tasks, s)
-    adv = group_advantages(r, s.k)[:, None]  # (N, 1)
+    adv = ref95.group_advantages(r.view(-1, s.k)).reshape(-1)  # (N,)
     m = s.completion_mask.float()  # (N, T)
     logp = token_logprobs(trainer.policy, s)  # (N, T)
     with torch.no_grad():
         ref = token_logprobs(trainer.reference, s)  # (N, T)
-    ratio = torch.exp(logp - s.logprobs)  # old log-probs = stored behaviour log-probs
-    eps = 0.2
-    pg = -torch.min(ratio * adv, ratio.clamp(1 - eps, 1 + eps) * adv)  # (N, T)
-    kl = torch.exp(ref - logp) - (ref - logp) - 1  # (N, T) k3
-    per_tok = pg + trainer.config.kl_coef * kl
-    loss = ((per_tok * m).sum(1) / m.sum(1).clamp(min=1)).mean()
+    # old log-probs = the sampler's stored behaviour log-probs
+    loss, _ = ref95.clipped_grpo_loss(
+        logp, s.logprobs, ref, adv, m, clip_eps=0.2, kl_coef=trainer.config.kl_coef
+    )
     trainer.update(loss)
     informative = r.view(-1, s.k).std(1) > 0
     return {
         "reward": r.mean(),
-        "kl": ((kl * m).sum() / m.sum()).detach(),
+        "kl": ref95.kl_to_reference(logp.detach(), ref, m),
         "entropy": -(s.logprobs * m).sum() / m.sum(),
         "skipped": int((~informative).sum()),
         "groups": len(tasks),

@@ -5,7 +5,7 @@
    student`` grades it in the bubblewrap sandbox, once with the code of ``--base`` (a git worktree
    of that commit, same venv, same helpers), once with this checkout's grading code started as
    ``nbgrader`` ("plain", as the base is started) and once as the course starts it ("today"),
-   rotating, ``--reps`` times. Goal (issue 22): plain at most 1.2x the base per lesson. Each
+   rotating, ``--reps`` times. Goal: plain at most 1.2x the base per lesson. Each
    repetition's three gradings run back to back, so a repetition's plain/base ratio is a paired
    ratio: the record keeps every one, and the section gives their median and range.
 2. Where a lesson's tests differ from the base's (9.4 gained the diagnosis clinic): both
@@ -388,7 +388,7 @@ def render(rec: dict) -> str:
         "is; **today**, today's code started as the course starts it (`python -m "
         "course.grading.nbgrader_cli`, which defers nbgrader's one slow optional import; the "
         "grading is the same program). plain/base is the trusted verdict's own cost, the figure "
-        f"the goal (issue 22: at most {goal}x the base per lesson) is about; today/plain is the "
+        f"the goal (at most {goal}x the base per lesson) is about; today/plain is the "
         "start-up saving (compare the two columns), which the base would get too with the same "
         "command. "
         f"{reps} repetitions per lesson; in each, the three gradings run back to back from a "

@@ -1,6 +1,10 @@
 """Probe: GRPO+LoRA on shipped BaseLM, arithmetic_choice: which settings show held-out learning.
 usage: python -m dev.baselm_lab_settings.lab NAME key=value ...   (see DEFAULTS)
-Writes /tmp/probe13/runs/NAME.json
+Writes /tmp/baselm_lab_settings/runs/NAME.json
+
+The step is lesson 9.5's reference ``train_step`` itself (``course.reference``: the lesson's
+solution cells, run as the trusted verdict runs them), not a copy; ``adv=mean`` runs that same step
+with its ``group_advantages`` replaced by ``mean_only_advantages`` (no std division).
 """
 
 import json
@@ -8,11 +12,13 @@ import math
 import re
 import sys
 import time
+import types
 import warnings
 
 import torch
 
 torch.set_num_threads(1)
+from course.reference import reference  # noqa: E402
 from helpers.baselm import load_baselm  # noqa: E402
 from helpers.lora import add_lora  # noqa: E402
 from helpers.reference import load_reference  # noqa: E402
@@ -21,6 +27,7 @@ from helpers.tasks import make_tasks  # noqa: E402
 from helpers.trainer import GRPOTrainer, TrainerConfig  # noqa: E402
 from helpers.verifiers import verify_arithmetic, verify_arithmetic_sloppy  # noqa: E402
 
+OUT_DIR = "/tmp/baselm_lab_settings/runs"
 DEFAULTS = dict(
     lr=1e-3,
     k=8,
@@ -45,70 +52,21 @@ DEFAULTS = dict(
 )
 
 
-def group_advantages(r, eps=1e-6):
-    mean = r.mean(-1, keepdim=True)
-    std = r.std(-1, keepdim=True, unbiased=False)
-    a = (r - mean) / (std + eps)
-    return torch.where(
-        (r.max(-1, keepdim=True).values == r.min(-1, keepdim=True).values), torch.zeros_like(a), a
-    )
+train_step = reference("9.5").train_step  # adv=std: the lesson's step
 
 
-def completion_log_prob(model, input_ids, attention_mask, prompt_len, position_ids=None):
-    N, L = input_ids.shape
-    if position_ids is None:
-        position_ids = (attention_mask.long().cumsum(1) - 1).clamp(min=0)
-    logits = model(
-        input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids
-    ).logits
-    logp = logits[:, :-1].float().log_softmax(-1)
-    tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
-    col = torch.arange(1, L)
-    keep = (col >= prompt_len)[None, :] & (attention_mask[:, 1:] == 1)
-    return torch.where(keep, tok, torch.zeros_like(tok)).sum(1)
+def mean_only_advantages(rewards: torch.Tensor) -> torch.Tensor:
+    """adv=mean (Dr. GRPO-style): r - group mean, no std division; a degenerate group gets 0."""
+    return rewards - rewards.mean(-1, keepdim=True)
 
 
-def k3(logp, ref):
-    d = ref - logp
-    return torch.exp(d) - d - 1
+def with_advantages(step, advantages):
+    """The reference ``step`` with the ``group_advantages`` it calls replaced by ``advantages``."""
+    scope = {**step.__globals__, "group_advantages": advantages}
+    return types.FunctionType(step.__code__, scope, step.__name__, step.__defaults__)
 
 
-ADV = "std"
-
-
-def train_step(trainer, tasks):
-    B, K = len(tasks), trainer.config.k
-    sample = trainer.sample(tasks)
-    rewards = trainer.score(tasks, sample)
-    grouped = rewards.view(B, K)
-    adv = group_advantages(grouped)
-    if ADV == "mean":  # Dr.GRPO-style: no std division
-        adv = grouped - grouped.mean(-1, keepdim=True)
-    adv = adv.reshape(-1)
-    informative = grouped.max(1).values != grouped.min(1).values
-    out = {
-        "reward": float(rewards.mean()),
-        "kl": math.nan,
-        "entropy": math.nan,
-        "skipped": int((~informative).sum()),
-        "groups": B,
-        "loss": math.nan,
-    }
-    if not bool(informative.any()):
-        return out
-    rows = informative.repeat_interleave(K)
-    ids, mask = sample.input_ids[rows], sample.attention_mask[rows]
-    pos, P = sample.position_ids[rows], sample.prompt_len
-    logp = completion_log_prob(trainer.policy, ids, mask, P, pos)
-    with torch.no_grad():
-        ref_logp = completion_log_prob(trainer.reference, ids, mask, P, pos)
-    loss = -(adv[rows] * logp).mean() + trainer.config.kl_coef * k3(logp, ref_logp).mean()
-    kl = k3(logp.detach(), ref_logp).mean()
-    trainer.update(loss)
-    cm = sample.completion_mask[rows].float()
-    ent = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
-    out.update(kl=float(kl), entropy=float(ent), loss=float(loss.detach()))
-    return out
+STEPS = {"std": train_step, "mean": with_advantages(train_step, mean_only_advantages)}
 
 
 def unique(ts):
@@ -164,13 +122,11 @@ def greedy(trainer, tasks, mnt):
 
 
 def main():
-    global ADV
     name = sys.argv[1]
     cfg = dict(DEFAULTS)
     for kv in sys.argv[2:]:
         k, v = kv.split("=", 1)
         cfg[k] = type(DEFAULTS[k])(v) if not isinstance(DEFAULTS[k], float) else float(v)
-    ADV = cfg["adv"]
     t_start = time.time()
     base, tok = load_baselm()
     policy = add_lora(
@@ -199,7 +155,9 @@ def main():
     verifier = verify_arithmetic if cfg["verifier"] == "strict" else verify_arithmetic_sloppy
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        trainer = GRPOTrainer(policy, ref, tok, train, verifier, train_step=train_step, config=tc)
+        trainer = GRPOTrainer(
+            policy, ref, tok, train, verifier, train_step=STEPS[cfg["adv"]], config=tc
+        )
     ntrain = sum(p.numel() for p in policy.parameters() if p.requires_grad)
     EVAL_MNT = 8
     hb = greedy(trainer, held, EVAL_MNT)
@@ -289,8 +247,8 @@ def main():
     )
     import os
 
-    os.makedirs("/tmp/probe13/runs", exist_ok=True)
-    json.dump(res, open(f"/tmp/probe13/runs/{name}.json", "w"), indent=1)
+    os.makedirs(OUT_DIR, exist_ok=True)
+    json.dump(res, open(f"{OUT_DIR}/{name}.json", "w"), indent=1)
     print(
         f"{name}: steps {len(hist)} train {train_s:.0f}s | held {hb['pass_strict']:.3f}->{ha['pass_strict']:.3f} "
         f"d {d.diff:+.3f} [{d.low:+.3f},{d.high:+.3f}] | train {tb['pass_strict']:.3f}->{ta['pass_strict']:.3f} "

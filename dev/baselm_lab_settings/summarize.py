@@ -1,9 +1,12 @@
+"""The table of lab.py's runs in /tmp/baselm_lab_settings/runs, oldest first (table.md is made from
+it: python -m dev.baselm_lab_settings.summarize)."""
+
 import glob
 import json
 import os
 
 rows = []
-for f in sorted(glob.glob("/tmp/probe13/runs/*.json"), key=os.path.getmtime):
+for f in sorted(glob.glob("/tmp/baselm_lab_settings/runs/*.json"), key=os.path.getmtime):
     r = json.load(open(f))
     if r["name"] == "smoke":
         continue

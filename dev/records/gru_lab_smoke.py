@@ -8,8 +8,17 @@ with their own graded functions and compare.
     python -m dev.records.gru_lab_smoke --check    # run and compare to the committed file
     python -m dev.records.gru_lab_smoke --profile tiny --out /tmp/tiny.json
 
-The functions below are the instructor side of lesson 9.5's graded cells (same signatures as the
-``helpers.gru_lab`` docstring); they are not shipped in ``helpers``.
+The run uses lesson 9.5's graded functions themselves (``course.reference``: the lesson's solution
+cells, run as the trusted verdict runs them; tests/test_dev_references.py checks they are the same
+objects), not a copy: ``group_advantages``, ``clipped_grpo_loss``, ``token_entropy``,
+``pass_at_k``, ``clip_fractions``, ``kl_to_reference`` (the signatures of the ``helpers.gru_lab``
+docstring); dev/records/clinic_runs.py runs them too. They are not shipped in ``helpers``. The
+committed files were made with an earlier copy of them, which differed from the lesson's only where
+``run_lab`` never goes: a constant reward row whose float32 std has rounding residue (it gave that
+row advantages up to about 0.1, the lesson gives zeros; ``run_lab``'s rows of 8 x 6 or 8 x 12 of the
+lab's rewards have std exactly 0), an empty mask (0 where the lesson gives NaN; ``run_lab`` skips
+the update then) and large values at masked positions (``run_lab`` puts 0 there). The smoke
+profile's history is the same to the last bit with either.
 """
 
 from __future__ import annotations
@@ -20,109 +29,19 @@ import math
 import sys
 from pathlib import Path
 
-import torch
-from torch import Tensor
-
+from course.reference import reference
 from helpers.gru_lab import PROFILES, SMOKE_HISTORY, failure_pattern, run_lab
 
 OUT = SMOKE_HISTORY
-EPS = 1e-6
-
-
-def group_advantages(rewards: Tensor) -> Tensor:
-    """(B, G) rewards -> (B, G) advantages (r - mean) / (std + eps), population std (divide by G).
-
-    A group whose rewards are all equal gets zeros (no signal), not 0/eps noise.
-    """
-    mean = rewards.mean(dim=1, keepdim=True)  # (B, 1)
-    std = rewards.std(dim=1, keepdim=True, unbiased=False)  # (B, 1)
-    adv = (rewards - mean) / (std + EPS)
-    return torch.where(std > 0, adv, torch.zeros_like(adv))
-
-
-def masked_mean_per_row(x: Tensor, mask: Tensor) -> Tensor:
-    """(N, T) values -> (N,) mean over each row's active tokens; an empty row gives 0."""
-    return (x * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
-
-
-def k3(logp: Tensor, ref_logp: Tensor) -> Tensor:
-    """(N, T) per-token k3 estimate of KL(pi || ref) on tokens drawn from pi: e^d - d - 1, d = ref - pi."""
-    d = ref_logp - logp
-    return torch.exp(d) - d - 1
-
-
-def grpo_loss(
-    new_logp: Tensor,
-    old_logp: Tensor,
-    ref_logp: Tensor,
-    advantages: Tensor,
-    mask: Tensor,
-    *,
-    clip_eps: float,
-    kl_coef: float,
-) -> tuple[Tensor, dict[str, float]]:
-    """DeepSeekMath's clipped GRPO loss (to minimise): token terms averaged within each response,
-    then over responses.
-
-    new_logp, old_logp, ref_logp: (N, T) behaviour log-probs of the sampled tokens (current with
-    grad, old and reference without). advantages: (N,). mask: (N, T) float 1 on active tokens.
-    Per token: -min(rho A, clip(rho, 1-eps, 1+eps) A) + kl_coef * k3.
-    """
-    ratio = torch.exp(new_logp - old_logp)  # (N, T)
-    A = advantages[:, None]  # (N, 1)
-    pg_loss1 = -ratio * A
-    pg_loss2 = -torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * A
-    pg_loss = torch.maximum(pg_loss1, pg_loss2)  # (N, T)
-    kl = k3(new_logp, ref_logp)  # (N, T)
-    per_token = pg_loss + kl_coef * kl
-    loss = masked_mean_per_row(per_token, mask).mean()
-    metrics = {
-        "pg": float(masked_mean_per_row(pg_loss.detach(), mask).mean()),
-        "kl": float(masked_mean_per_row(kl.detach(), mask).mean()),
-    }
-    return loss, metrics
-
-
-def token_entropy(logits: Tensor, mask: Tensor) -> float:
-    """Mean entropy (nats) over active tokens of the distributions softmax(logits): (N, T, V), (N, T).
-
-    -inf logits (grammar-disallowed tokens) have p = 0 and contribute 0, not NaN.
-    """
-    logp = logits.log_softmax(dim=-1)  # (N, T, V)
-    p = logp.exp()
-    H = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(dim=-1)  # (N, T)
-    return float((H * mask).sum() / mask.sum().clamp(min=1))
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k (Chen et al., 2021): 1 - C(n-c, k) / C(n, k), in a stable product form."""
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
-
-
-def clip_fractions(
-    ratio: Tensor, advantages: Tensor, mask: Tensor, *, clip_eps: float
-) -> tuple[float, float]:
-    """(low, high): share of active tokens whose clipped branch is in force.
-
-    low: ratio < 1 - eps with A < 0; high: ratio > 1 + eps with A > 0 (the TRL convention).
-    """
-    A = advantages[:, None]  # (N, 1)
-    low = ((ratio < 1 - clip_eps) & (A < 0)).float()
-    high = ((ratio > 1 + clip_eps) & (A > 0)).float()
-    n = mask.sum().clamp(min=1)
-    return float((low * mask).sum() / n), float((high * mask).sum() / n)
-
-
-def kl_to_reference(logp: Tensor, ref_logp: Tensor, mask: Tensor) -> float:
-    """Mean k3 estimate of KL(pi || ref) over active tokens; logp are pi's log-probs of its own samples."""
-    return float((k3(logp, ref_logp) * mask).sum() / mask.sum().clamp(min=1))
-
+LESSON = reference("9.5")  # lesson 9.5's graded functions
+# the names tests/test_gru_lab.py calls them by
+group_advantages, clipped_grpo_loss = LESSON.group_advantages, LESSON.clipped_grpo_loss
+token_entropy, pass_at_k = LESSON.token_entropy, LESSON.pass_at_k
+clip_fractions, kl_to_reference = LESSON.clip_fractions, LESSON.kl_to_reference
 
 REFERENCE_FNS = dict(
     advantages_fn=group_advantages,
-    loss_fn=grpo_loss,
+    loss_fn=clipped_grpo_loss,
     entropy_fn=token_entropy,
     pass_at_k_fn=pass_at_k,
     clip_fraction_fn=clip_fractions,
