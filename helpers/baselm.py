@@ -88,7 +88,10 @@ ARTIFACT_FILES = (
     "tokenizer_config.json",
     "passport.json",
 )
-CAPS = {"arithmetic_choice": 8, "format": 12}  # completion caps (new tokens) of lesson 9.5's BaseLM tasks
+CAPS = {
+    "arithmetic_choice": 8,
+    "format": 12,
+}  # completion caps (new tokens) of lesson 9.5's BaseLM tasks
 FIX = "run ./baselm.sh from the repository root (./baselm.sh --rebuild pretrains from scratch)"
 WORDS = CORPUS_WORDS  # extra words for JSON and plain text (helpers.tasks)
 ADJECTIVES = ("red", "small", "old", "quiet", "bright", "heavy", "soft", "tall", "warm", "dark")
