@@ -2089,9 +2089,11 @@ else:
 #   smoke script fails on them, and the fall-back is `precision="fp32"` (about 2.4 GB of weights, still
 #   inside a T4's 15 GB, at roughly twice the time) [9.5-17].
 #
-# **On Colab.** Open this notebook in Colab, choose *Runtime > Change runtime type > T4 GPU*, paste
-# the set-up cell printed below into a new first cell and run it once (it installs the versions the
-# course was tested with and the `helpers` package), then set `RUN_REAL_MODEL = True` in the next
+# **On Colab.** Open this notebook in Colab, choose *Runtime > Change runtime type > T4 GPU*, drop
+# your course bundle (the archive you unpacked on your laptop) into Colab's Files panel, paste the
+# set-up cell printed below into a new first cell and run it once (it installs the versions the
+# course was tested with and the `helpers` package from the bundle; without the bundle in the Files
+# panel it asks you to upload it), then set `RUN_REAL_MODEL = True` in the next
 # cell: that one flag switches the model to Qwen/Qwen3-0.6B and the profile to the T4 one (fp16,
 # since a T4 has no bf16). The course's level-B notes (the memory and time estimate, unverified
 # until measured on a GPU; the loss-equivalence table against TRL; level C on paper) stay with the
