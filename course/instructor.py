@@ -1,4 +1,4 @@
-"""The instructor's cycle, one command per step, on top of nbgrader (see course/INSTRUCTOR.md).
+"""The instructor's cycle, one command per step, on top of nbgrader (see course/docs/INSTRUCTOR.md).
 
     course-admin release [LESSON ...]         build_lessons.py + nbgrader generate_assignment
     course-admin bundle [--out DIR]           the student bundle (folder + .tar.gz)
@@ -65,8 +65,9 @@ BUNDLE_FILES = [
     "pyproject.toml",
 ]
 # The student's README is written for the bundle (no tests, no instructor files in it).
-BUNDLE_README = "course/STUDENT_README.md"
-BUNDLE_SOURCES = "course/Module_9_Sources.md"  # the claims registry: lessons cite its ids [9.X-n]
+BUNDLE_README = "course/docs/STUDENT_README.md"
+# the claims registry: lessons cite its ids [9.X-n]
+BUNDLE_SOURCES = "course/docs/Module_9_Sources.md"
 
 
 # ----------------------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ c.IgnorePattern.pattern = r"(?s).*"
 if (ROOT / "course" / "grading").is_dir() and str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-# Sandbox and limits for every student's kernel (see course/INSTRUCTOR.md, "Threat model").
+# Sandbox and limits for every student's kernel (see course/docs/INSTRUCTOR.md, "Threat model").
 # "none" (UNSAFE) only through `course-admin autograde --trusted-students`.
 c.GuardedExecute.sandbox = "bwrap"
 c.GuardedExecute.memory_mb = 4096  # address space of each process (RLIMIT_AS)

@@ -1,4 +1,4 @@
-"""The claims registry (course/Module_9_Sources.md) and the lessons cite each other: every registry
+"""The claims registry (course/docs/Module_9_Sources.md) and the lessons cite each other: every registry
 id is cited in the lesson text as ``[9.X-n]`` where the claim is made, and every such citation in a
 lesson names an id that exists."""
 
@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REGISTRY = ROOT / "course" / "Module_9_Sources.md"
+REGISTRY = ROOT / "course" / "docs" / "Module_9_Sources.md"
 LESSONS = sorted((ROOT / "course" / "lessons").glob("9.*/lesson.py"))
 ID_ROW = re.compile(r"^\| (9\.[1-5]-\d+) \|", re.M)
 CITATION = re.compile(r"\[(9\.[1-5]-\d+)\]")

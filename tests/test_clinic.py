@@ -170,7 +170,7 @@ def test_the_baseline_fails_every_diagnose_cell_and_three_rules_earn_two():
 
     found = sum(len(set(r["labels"]) & set(three)) for r in HELDOUT)
     total = sum(len(r["labels"]) for r in HELDOUT)
-    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
     assert f"exactly finds {found} of the {total} held-out labels" in text
     passed = outcome(three_rules)
     assert passed == {k: k in ("test_diagnose_precision", "test_diagnose_steps") for k in cells}, (
@@ -238,7 +238,7 @@ def test_one_run_regenerates_with_what_its_label_says():
 
 
 def test_the_instructor_guide_quotes_the_record():
-    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
     held = json.loads(gen.HELDOUT.read_text())["scores"]
     vis = json.loads(gen.VISIBLE.read_text())["scores"]
     base = held["single_metric_baseline_mean_f1"]
@@ -274,7 +274,7 @@ def test_the_instructor_guide_quotes_the_record():
 def test_the_syllabus_row_of_9_4_counts_its_points_and_the_hours_add_up():
     import re
 
-    text = (ROOT / "course" / "SYLLABUS.md").read_text()
+    text = (ROOT / "course" / "docs" / "SYLLABUS.md").read_text()
     lesson = (ROOT / "course" / "lessons" / "9.4" / "lesson.py").read_text()
     points = sum(int(p) for p in re.findall(r"^# %% \[tests\] id=\w+ points=(\d+)", lesson, re.M))
     row = next(ln for ln in text.splitlines() if ln.startswith("| 9.4 "))
@@ -353,7 +353,7 @@ def test_the_instructor_guide_quotes_the_counterfactual_record():
     ]
     ns = {"INTERVENTIONS": INTERVENTIONS, "WINDOW": WINDOW}
     exec(body.replace("### BEGIN SOLUTION", ""), ns)  # noqa: S102 - the lesson's own reference
-    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
     shown = [r for r in RUNS if r["labels"]]
     reruns = sum(len(r["after"]) for r in shown)
     assert f"reruns each of the {len(shown)} runs that show a label" in text
@@ -383,7 +383,7 @@ def test_the_prose_about_the_reruns_is_what_the_records_show():
     the patched verifier ends every hack with a collapse; h_stale_1 is a tie of two full fixes with
     six reuse epochs; an accepted choice can leave (h_stale_fault) or advance (h_hack_2) a problem."""
     by = {r["name"]: r for r in RUNS}
-    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
     assert "reward_hacking" not in by["hack"]["after"]["kl_penalty"]["labels"]
     for name in ("h_hack_1", "h_hack_2"):
         assert "reward_hacking" in by[name]["after"]["kl_penalty"]["labels"], name

@@ -16,7 +16,7 @@ from course.build_lessons import FIGURE_MARKER, LESSONS
 from helpers.figures import ANY_MARKER, MARKER, quote, strip_markers
 from tests.conftest import ROOT
 
-REGISTRY = ROOT / "course" / "Module_9_Sources.md"
+REGISTRY = ROOT / "course" / "docs" / "Module_9_Sources.md"
 QUOTE_CALL = re.compile(r"""quote\(\s*f?["'](9\.[1-5]:[^"']+)["']""")
 
 

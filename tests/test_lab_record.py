@@ -21,7 +21,7 @@ RECORD = json.loads(mlr.OUT.read_text())
 
 
 def registry_row(rid: str) -> str:
-    text = (ROOT / "course" / "Module_9_Sources.md").read_text()
+    text = (ROOT / "course" / "docs" / "Module_9_Sources.md").read_text()
     m = re.search(rf"^\| {re.escape(rid)} \|.*$", text, re.M)
     assert m, rid
     return m.group(0)

@@ -366,7 +366,11 @@ def test_colab_pins_are_the_locked_versions_inside_requirements_and_installed():
 
 PROSE_NAMES = {"trl": "TRL", "peft": "PEFT", "transformers": "Transformers", "datasets": "Datasets",
                "accelerate": "Accelerate", "tokenizers": "Tokenizers"}  # fmt: skip
-PROSE = ["course/lessons/9.5/lesson.py", "course/level_b/README.md", "course/Module_9_Sources.md"]
+PROSE = [
+    "course/lessons/9.5/lesson.py",
+    "course/level_b/README.md",
+    "course/docs/Module_9_Sources.md",
+]
 
 
 @pytest.mark.parametrize("doc", PROSE)

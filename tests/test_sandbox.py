@@ -822,7 +822,7 @@ def test_forged_verdicts_earn_nothing_and_honest_students_keep_full_marks(forged
     assert not wrong, f"{lesson} graded wrongly (got, expected): {wrong}"
 
 
-# The limit course/INSTRUCTOR.md states ("What is not closed"): a record of how the code ran that
+# The limit course/docs/INSTRUCTOR.md states ("What is not closed"): a record of how the code ran that
 # leaves no trace in the values can be forged by patching the stand-ins in the kernel.
 FORGEABLE_BY_RECORDS = {"9.5": {"test_train_step"}}
 

@@ -937,7 +937,7 @@ def test_the_threat_model_quotes_the_channels_limits():
 
     from course.grading.boundary import SERVER
 
-    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
     graphs = int(re.search(r"len\(graphs\) > (\d+)", SERVER).group(1))
     assert f"the last {graphs:,} gradient graphs are kept" in text
     assert (
@@ -950,7 +950,7 @@ def test_the_threat_model_quotes_the_sandboxs_limits():
     """INSTRUCTOR.md's numbers for the sandbox's limits are ``sandbox.Limits``'s defaults."""
     from course.grading.sandbox import Limits
 
-    text = " ".join((ROOT / "course" / "INSTRUCTOR.md").read_text().split())
+    text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
     lim = Limits()
     for quoted in (f"`memory_mb` = {lim.memory_mb}", f"`max_processes` = {lim.processes}",
                    f"`file_mb` = {lim.file_mb}", f"`workdir_mb` = {lim.workdir_mb}",

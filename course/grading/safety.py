@@ -1,7 +1,7 @@
 """Grading safety inside nbgrader: ``GuardedExecute``, nbgrader's Execute for a class of strangers.
 Loaded by course/nbgrader_config.py.
 
-What is decided where (see course/INSTRUCTOR.md, "Threat model"):
+What is decided where (see course/docs/INSTRUCTOR.md, "Threat model"):
 - In the sandboxed kernel (course/grading/sandbox.py): the student's notebook runs, cell by cell,
   and defines the graded functions. A test cell holds only the visible tests; they run there too
   (the student sees them pass or fail) and decide nothing.

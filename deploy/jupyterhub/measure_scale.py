@@ -7,7 +7,7 @@ starts JupyterHub with deploy/jupyterhub/jupyterhub_config.py on 127.0.0.1, rele
 for every student (in turn, through the Hub API): spawn the server, fetch 9.2 through the nbgrader
 Assignments API, submit it. Prints the times, the memory (RSS) of the idle user servers and of one
 server with a running 9.2 kernel, then removes the users. Nothing is graded (grading cost: see
-course/INSTRUCTOR.md, "Class on JupyterHub"). Uses the helpers of tests/test_hub.py.
+course/docs/INSTRUCTOR.md, "Class on JupyterHub"). Uses the helpers of tests/test_hub.py.
 """
 
 from __future__ import annotations
