@@ -75,6 +75,23 @@ if [ "$want" != "$have" ]; then
     echo "==> torch: the CPU build, from PyTorch's CPU wheel index (COURSE_TORCH=default: pip's own choice)"
   fi
   "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$LOCK" ${TORCH_ARGS[@]+"${TORCH_ARGS[@]}"}
+  # what an earlier lock installed and this one dropped goes: the venv holds the lock, nothing more
+  "$VENV/bin/python" - "$LOCK" "$ROOT/pyproject.toml" <<'PY'
+import re, subprocess, sys, sysconfig, tomllib
+from importlib import metadata
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+locked = {norm(ln.split("==")[0]) for ln in open(sys.argv[1]) if "==" in ln and not ln.startswith("#")}
+own = norm(tomllib.load(open(sys.argv[2], "rb"))["project"]["name"])
+site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+installed = {norm(d.metadata["Name"]) for d in metadata.distributions(path=site)}
+extra = sorted(installed - locked - {own, "pip"})
+if extra:
+    print("==> removing what the lock no longer holds:", " ".join(extra))
+    subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", *extra], check=True)
+PY
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$ROOT"
   echo "$want" > "$VENV/.course-stamp"
   echo "==> environment ready"
