@@ -20,10 +20,8 @@ point of the comparison:
 One difference that is not: the lesson's advantages divide by the population std plus 1e-6 (a
 degenerate group gets zeros); TRL's ``scale_rewards="group"`` divides by the sample std plus 1e-4.
 That scales a group's advantages by about sqrt((K - 1) / K) (0.94 at K = 8): the same work. The
-"Training step" timings in BENCHMARKS.md were measured with an earlier inline copy of this step that
-used TRL's scale and a loss without the lesson's masking ``where``s (its loss, gradient and KL
-metric equal the lesson's on inputs with finite values at masked positions, checked to the last
-bit); the difference in work is a few elementwise operations on (N, T) tensors per step.
+"Training step" timings in BENCHMARKS.md are of this step (re-measured after an earlier inline copy
+that used TRL's scale was replaced by the lesson's functions).
 
 Timing: both trainers live in one process. A TRL callback runs one course step after every TRL
 step (outside TRL's step window), so the two alternate A, B, A, B. Medians of wall and CPU time.
@@ -270,6 +268,7 @@ def run(quick: bool = False) -> str:
     ratio_wall = med["trl"]["wall"] / med["course"]["wall"]
     ratio_cpu = med["trl"]["cpu"] / med["course"]["cpu"]
     gen_share = _med(rec["course_gen"]) / med["course"]["wall"]
+    ratio_defaults = _med(rec_def["trl"]["cpu"]) / _med(rec_def["course"]["cpu"])
     body = [
         "## Training step",
         "",
@@ -296,13 +295,15 @@ def run(quick: bool = False) -> str:
         "milliseconds of per-call work inside the model (see the profiles below), not TRL "
         "bookkeeping: TRL's extra cost is `generate`'s overhead over the course sampler "
         "(about 1.1-1.2x, see Sampler), the entropy it computes for logging, and its data "
-        "pipeline, about 15% in all. The course step saves no forward TRL does not also save "
+        f"pipeline, about {100 * (ratio_cpu - 1):.0f}% in all here. The course step saves no forward TRL does not also save "
         "(with `num_iterations=1` TRL also skips the old-policy forward; the course step reuses "
         "the sampler's stored behaviour log-probs for the ratio, and TRL recomputes nothing "
         "either). So 2x is not reachable on this hardware without cutting work the algorithm "
         "needs. Against TRL as configured out of the box (bf16 autocast on a CPU without bf16 "
         "matrix units, gradient checkpointing: a second policy forward during backward) the "
-        "course step is about 2x faster, which is what a student would see.",
+        f"course step is {ratio_defaults:.1f}x faster on this CPU, which is what a student would "
+        "see (how much depends on the CPU: bf16 autocast costs most where there are no bf16 "
+        "matrix units).",
         "",
         "Where the time goes (cProfile, cumulative seconds per step; the profiler's own overhead "
         "inflates Python-heavy parts, so read shares, not absolute values):",
