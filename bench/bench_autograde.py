@@ -3,7 +3,7 @@
 1. Per lesson: one student submits the reference solutions (the source notebooks), so every cell
    runs as for a complete submission. Each lesson is graded by its own ``nbgrader autograde LESSON
    --student s`` process in a throwaway course (course/nbgrader_config.py, GuardedExecute), as
-   ``course/instructor.py autograde`` runs it, once with the bubblewrap sandbox
+   ``course-admin autograde`` runs it, once with the bubblewrap sandbox
    (``--GuardedExecute.sandbox=bwrap``) and once without (``=none``), alternating, in the same
    process; wall-clock and CPU seconds (nbgrader and its kernel, children included) per lesson.
    Targets: at most 30 s a lesson on 2 cores; the sandbox costs at most 10 % more wall time.
@@ -125,7 +125,7 @@ def run(lessons=None, reps: int = 1, class_size: int = 20, class_lesson: str = "
         f"(median of {reps} run(s) per lesson and mode, the two modes alternating).\n\n"
         "One student submits the reference solution of each lesson; each lesson is graded by one "
         "`nbgrader autograde LESSON --student student` process (course settings, GuardedExecute), as "
-        "`course/instructor.py autograde` runs it, with the kernel in the bubblewrap sandbox "
+        "`course-admin autograde` runs it, with the kernel in the bubblewrap sandbox "
         "(`--GuardedExecute.sandbox=bwrap`, the default) and without it (`=none`, what "
         "`--trusted-students` does). Wall clock includes nbgrader's start-up, the sanitising pass, "
         "the kernel start (in the sandbox: bubblewrap's namespaces and mounts, the seeded work "
@@ -144,7 +144,7 @@ def run(lessons=None, reps: int = 1, class_size: int = 20, class_lesson: str = "
                   "unsandboxed CPU s", f"sandboxed <= {TARGET_S:.0f} s"], rows)  # fmt: skip
     klass = (
         f"\n\n**Class run.** {class_size} students (the reference solution of {class_lesson}), "
-        f"`course/instructor.py autograde {class_lesson} --workers 2` (one nbgrader process and one "
+        f"`course-admin autograde {class_lesson} --workers 2` (one nbgrader process and one "
         f"private gradebook per student, sandboxed, merged): {class_wall:.1f} s wall, "
         f"{class_wall / class_size:.1f} s per student; {ok}/{class_size} with full marks, "
         f"{len(report['failed'])} failed.\n"

@@ -5,7 +5,8 @@ the course's packages plus pytest, ruff, playwright, cosmic-ray, hypothesis, Jup
 trees). After: ./notebook.sh installs requirements.lock, the student's set at the same versions.
 Both are fresh venvs made in one run, one after the other, from the same pip cache state (the
 first run warms the cache: run it once before measuring, or read the second figures of
-``--reps 2``), with ``pip install -r LOCK`` exactly as scripts/ensure_env.sh runs it. Writes the
+``--reps 2``), with ``pip install -r LOCK`` as scripts/ensure_env.sh runs it (ensure_env also installs
+torch alone first where scripts/torch_index.sh names an index: not on this build machine). Writes the
 "Install" section of BENCHMARKS.md.
 
 Run: ``python -m bench.bench_install [--reps 2]`` (a few minutes per install).

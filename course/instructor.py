@@ -60,6 +60,7 @@ BUNDLE_FILES = [
     "baselm.sh",
     "scripts/ensure_env.sh",
     "scripts/torch_index.sh",
+    "scripts/venv_follow_lock.py",
     "requirements.lock",
     "environment.yml",
     "pyproject.toml",

@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -175,7 +176,7 @@ def enter_environment(argv: list[str]) -> None:
     is_311 = "import sys; sys.exit(sys.version_info[:2] != (3, 11))"
     if subprocess.run([str(python), "-c", is_311], capture_output=True).returncode != 0:
         raise Refused(f"{venv} is not a Python 3.11 environment",
-                      f"remove it and let the next start make it again: rm -rf {venv} && "
+                      f"remove it and let the next start make it again: rm -rf {shlex.quote(str(venv))} && "
                       "./notebook.sh 9.1", 3)  # fmt: skip
     os.environ["PATH"] = os.pathsep.join([str(python.parent), os.environ.get("PATH", "")])
     if Path(sys.prefix).resolve() == venv.resolve():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -124,7 +125,7 @@ def check_venv(r: Report) -> str | None:
     venv = Path(os.environ.get("COURSE_VENV") or ROOT / ".venv")
     what = f"environment {venv}"
     py = venv / "bin" / "python"
-    rebuild = f"rm -rf {venv} && ./notebook.sh 9.1   (reinstalls from requirements.lock)"
+    rebuild = f"rm -rf {shlex.quote(str(venv))} && ./notebook.sh 9.1   (reinstalls from requirements.lock)"
     if not venv.exists():
         r.note(what, "not created yet: the first ./notebook.sh creates it (a few minutes)")
         return None

@@ -40,7 +40,10 @@ def requirements(which: str, root: Path = ROOT) -> list[str]:
     if which == "dev":
         for extra in doc["project"].get("optional-dependencies", {}).values():
             reqs += extra
-        reqs += [r for r in doc["dependency-groups"]["dev"] if isinstance(r, str)]
+        for r in doc["dependency-groups"]["dev"]:
+            if not isinstance(r, str):  # {include-group = ...}: not used here; refuse, never drop
+                raise ValueError(f"the dev group holds {r!r}: list requirements only")
+            reqs.append(r)
     elif which != "student":
         raise ValueError(f"a set is 'student' or 'dev', not {which!r}")
     return reqs
@@ -69,7 +72,8 @@ def environment_yml(root: Path = ROOT) -> str:
     lines = [
         "# For conda users (students): the course's dependencies (pyproject.toml), written by the",
         "# course's lock script; pip inside conda resolves these ranges afresh, requirements.lock is",
-        "# the exact set.",
+        "# the exact set. On Linux without an NVIDIA GPU, first: export",
+        "# PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu (else pip takes the CUDA torch).",
         "# conda env create -f environment.yml && conda activate rlvr-grpo && pip install --no-deps -e .",
         "name: rlvr-grpo",
         "channels:",

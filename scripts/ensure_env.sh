@@ -56,7 +56,7 @@ fi
 # a venv left from another Python is named before anything is installed into it
 if ! "$VENV/bin/python" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' 2>/dev/null; then
   echo "error: $VENV is not a Python 3.11 environment" >&2
-  echo "  fix: remove it and let the next start make it again: rm -rf $VENV && ./notebook.sh 9.1" >&2
+  echo "  fix: remove it and let the next start make it again: rm -rf $(printf %q "$VENV") && ./notebook.sh 9.1" >&2
   exit 3
 fi
 
@@ -68,30 +68,20 @@ fi
 if [ "$want" != "$have" ]; then
   echo "==> installing the locked dependencies ($(basename "$LOCK")) into .venv (a few minutes on first use)"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
-  # torch's build: the CPU wheels on Linux without an NVIDIA GPU (scripts/torch_index.sh says why)
-  TORCH_ARGS=()
-  while IFS= read -r arg; do TORCH_ARGS+=("$arg"); done < <(bash "$ROOT/scripts/torch_index.sh" "$VENV/bin/python")
-  if [ "${#TORCH_ARGS[@]}" -gt 0 ]; then
-    echo "==> torch: the CPU build, from PyTorch's CPU wheel index (COURSE_TORCH=default: pip's own choice)"
+  # torch's build: on Linux without an NVIDIA GPU, the CPU build, installed alone from PyTorch's CPU
+  # index before the lock (scripts/torch_index.sh says why); nothing else comes from that index
+  TORCH_INDEX="$(bash "$ROOT/scripts/torch_index.sh" "$VENV/bin/python")" || exit $?
+  if [ -n "$TORCH_INDEX" ]; then
+    TORCH_PIN="$(grep -E '^torch==' "$LOCK")"
+    echo "==> torch: the CPU build ($TORCH_PIN) from $TORCH_INDEX (COURSE_TORCH=default: pip's own choice)"
+    "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps --index-url "$TORCH_INDEX" "$TORCH_PIN"
   fi
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$LOCK" ${TORCH_ARGS[@]+"${TORCH_ARGS[@]}"}
-  # what an earlier lock installed and this one dropped goes: the venv holds the lock, nothing more
-  "$VENV/bin/python" - "$LOCK" "$ROOT/pyproject.toml" <<'PY'
-import re, subprocess, sys, sysconfig, tomllib
-from importlib import metadata
-
-def norm(name):
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-locked = {norm(ln.split("==")[0]) for ln in open(sys.argv[1]) if "==" in ln and not ln.startswith("#")}
-own = norm(tomllib.load(open(sys.argv[2], "rb"))["project"]["name"])
-site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-installed = {norm(d.metadata["Name"]) for d in metadata.distributions(path=site)}
-extra = sorted(installed - locked - {own, "pip"})
-if extra:
-    print("==> removing what the lock no longer holds:", " ".join(extra))
-    subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", *extra], check=True)
-PY
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$LOCK"
+  # what the lock installed last time and this one dropped goes (scripts/venv_follow_lock.py)
+  if [ -f "$VENV/.course-lock" ]; then
+    "$VENV/bin/python" "$ROOT/scripts/venv_follow_lock.py" "$VENV/.course-lock" "$LOCK" "$ROOT/pyproject.toml"
+  fi
+  cp "$LOCK" "$VENV/.course-lock"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$ROOT"
   echo "$want" > "$VENV/.course-stamp"
   echo "==> environment ready"

@@ -1,6 +1,6 @@
 """The student bundle is true: every repository path that a shipped text mentions is in the bundle.
 
-``course/instructor.py bundle`` ships release/, helpers/, the launch scripts, the requirements and
+``course-admin bundle`` ships release/, helpers/, the launch scripts, the requirements and
 two documents, and nothing else of the repository. A lesson, docstring or comment that names
 ``dev/records/gru_lab_smoke.py`` or ``tests/test_x.py`` sends a student to a file they do not have.
 The test builds the bundle into a temporary folder, reads every shipped text (notebook cells, code

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -170,7 +171,7 @@ def test_a_venv_left_from_another_python_is_named_before_anything_is_installed(t
     older = older or shutil.which("python3.10") or shutil.which("python3.9")
     if older is None:
         pytest.skip("no Python 3.8-3.10 on this machine to stand in for an older one")
-    venv = tmp_path / "venv"
+    venv = tmp_path / "my venv"  # a space: the printed fix must still name this folder
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(older)
     out = subprocess.run(["bash", "-c", f'source "{ROOT}/scripts/ensure_env.sh"'],
@@ -178,7 +179,9 @@ def test_a_venv_left_from_another_python_is_named_before_anything_is_installed(t
                          text=True, timeout=60)  # fmt: skip
     assert out.returncode == 3, out.stdout + out.stderr
     assert "is not a Python 3.11 environment" in out.stderr
-    assert f"rm -rf {venv}" in out.stderr and "installing" not in out.stdout
+    fix = out.stderr.split("again: ", 1)[1].split(" && ")[0]
+    assert shlex.split(fix) == ["rm", "-rf", str(venv)], fix  # pasted, it removes this folder only
+    assert "installing" not in out.stdout
     assert sorted(p.name for p in venv.iterdir()) == ["bin"]
 
 

@@ -10,9 +10,9 @@ defines a function named like a lesson's graded function."""
 from __future__ import annotations
 
 import ast
+import math
 import warnings
 
-import pytest
 import torch
 
 from course.build_lessons import LESSONS, graded_functions
@@ -94,4 +94,4 @@ def test_bench_step_times_lesson_95s_functions(monkeypatch):
         warnings.simplefilter("ignore")
         row = trainer.run_step()
     assert called == ["group_advantages", "clipped_grpo_loss", "kl_to_reference"]
-    assert row["updates"] == 1 and row["kl"] == pytest.approx(row["kl"])  # a number, not NaN
+    assert row["updates"] == 1 and math.isfinite(row["kl"])  # a number, not NaN or inf

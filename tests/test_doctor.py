@@ -46,7 +46,11 @@ def fake_python(path: Path, version: str, imports_fail: str | None = None) -> Pa
 
 def test_a_healthy_machine_has_nothing_wrong():
     port = free_port()
-    out = doctor({"BASELM_DIR": str(SHIPPED_BASELM), "PYTHON": sys.executable}, "--port", str(port))
+    out = doctor(
+        {"BASELM_DIR": str(SHIPPED_BASELM), "PYTHON": sys.executable, "COURSE_VENV": sys.prefix},
+        "--port",
+        str(port),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert not problems(out.stdout)
     for what in (
@@ -143,7 +147,7 @@ def _baselm_other_weights(d: Path) -> None:
 def test_a_baselm_not_installed_yet_is_a_note_with_the_fix(tmp_path):
     """A new course folder has no BaseLM (only lesson 9.5 needs it): the doctor names the fix but
     does not call a healthy install broken."""
-    out = doctor({"BASELM_DIR": str(tmp_path / "baselm"), "PYTHON": sys.executable},
+    out = doctor({"BASELM_DIR": str(tmp_path / "baselm"), "PYTHON": sys.executable, "COURSE_VENV": sys.prefix},
                  "--port", str(free_port()))  # fmt: skip
     assert not [p for p in problems(out.stdout) if "BaseLM" in p], out.stdout
     line = next(ln for ln in out.stdout.splitlines() if "BaseLM" in ln)
@@ -161,7 +165,11 @@ def test_a_baselm_not_installed_yet_is_a_note_with_the_fix(tmp_path):
 def test_a_missing_or_damaged_baselm_is_named_with_baselm_sh(tmp_path, damage, says):
     d = tmp_path / "baselm"
     damage(d)
-    out = doctor({"BASELM_DIR": str(d), "PYTHON": sys.executable}, "--port", str(free_port()))
+    out = doctor(
+        {"BASELM_DIR": str(d), "PYTHON": sys.executable, "COURSE_VENV": sys.prefix},
+        "--port",
+        str(free_port()),
+    )
     assert out.returncode == 1
     line = next(p for p in problems(out.stdout) if "BaseLM" in p)
     assert says in line, out.stdout

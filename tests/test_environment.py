@@ -12,6 +12,7 @@ import json
 import platform
 import re
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -220,29 +221,34 @@ def test_no_lock_holds_a_cuda_only_package(lock):
     assert not cuda, f"{lock} holds CUDA-only packages {cuda}: make the lock with the CPU torch"
 
 
-def _torch_index(tmp_path, system: str, gpu: bool = False, **env) -> tuple[int, list[str]]:
+def _torch_index(tmp_path, system: str, gpu: bool = False, pip_config: str = "", *args,
+                 **env) -> tuple[int, list[str]]:  # fmt: skip
     """scripts/torch_index.sh on a pretend machine: `uname -s` says ``system``, nvidia-smi exists
-    when ``gpu``, pip has no configuration unless ``env`` gives one."""
+    when ``gpu``, ``pip config list`` prints ``pip_config``, and PATH holds nothing else (a real
+    nvidia-smi in /usr/bin, or the machine's own pip configuration, cannot leak in)."""
     import os
+    import shlex
+    import shutil
     import subprocess
 
     bin_ = tmp_path / f"bin-{system}-{gpu}"
     bin_.mkdir(exist_ok=True)
-    (bin_ / "uname").write_text(f"#!/bin/sh\necho {system}\n")
-    tools = ["uname"]
+    stubs = {"uname": f"echo {system}", "python": f"printf '%s\\n' {shlex.quote(pip_config)}"}
     if gpu:
-        (bin_ / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")
-        tools.append("nvidia-smi")
-    for t in tools:
-        (bin_ / t).chmod(0o755)
+        stubs["nvidia-smi"] = "exit 0"
+    for name, body in stubs.items():
+        (bin_ / name).write_text(f"#!{shutil.which('bash')}\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    (bin_ / "grep").unlink(missing_ok=True)
+    (bin_ / "grep").symlink_to(shutil.which("grep"))
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "COURSE_TORCH"))}
-    base |= {"PATH": f"{bin_}:/usr/bin:/bin", "PIP_CONFIG_FILE": os.devnull} | env
-    out = subprocess.run(["bash", str(ROOT / "scripts" / "torch_index.sh"), sys.executable],
-                         env=base, capture_output=True, text=True)  # fmt: skip
+    base |= {"PATH": str(bin_)} | env
+    out = subprocess.run([shutil.which("bash"), str(ROOT / "scripts" / "torch_index.sh"),
+                          str(bin_ / "python"), *args], env=base, capture_output=True, text=True)  # fmt: skip
     return out.returncode, out.stdout.split()
 
 
-CPU = ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
+CPU = ["https://download.pytorch.org/whl/cpu"]
 
 
 @pytest.mark.parametrize(
@@ -253,6 +259,8 @@ CPU = ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
         ("Darwin", False, {}, []),  # macOS and Windows wheels are CPU builds already
         ("Linux", False, {"PIP_INDEX_URL": "https://mirror.example/simple"}, []),
         ("Linux", False, {"PIP_FIND_LINKS": "/opt/wheels"}, []),  # an offline wheel folder
+        ("Linux", False, {"PIP_NO_INDEX": "1"}, []),
+        ("Linux", False, {"PIP_NO_INDEX": "0"}, CPU),  # pip's "off"
         ("Darwin", False, {"COURSE_TORCH": "cpu"}, CPU),
         ("Linux", False, {"COURSE_TORCH": "default"}, []),
     ],
@@ -261,10 +269,64 @@ def test_a_linux_student_without_a_gpu_gets_the_cpu_torch(tmp_path, system, gpu,
     assert _torch_index(tmp_path, system, gpu, **env) == (0, want)
 
 
-def test_a_pip_configuration_file_is_respected_and_a_wrong_choice_is_named(tmp_path):
-    conf = tmp_path / "pip.conf"
-    conf.write_text("[global]\nfind-links = /opt/wheels\n")
-    assert _torch_index(tmp_path, "Linux", PIP_CONFIG_FILE=str(conf)) == (0, [])
-    conf.write_text("[global]\ntimeout = 60\n")  # a configuration that names no source
-    assert _torch_index(tmp_path, "Linux", PIP_CONFIG_FILE=str(conf)) == (0, CPU)
-    assert _torch_index(tmp_path, "Linux", COURSE_TORCH="cuda")[0] == 2
+@pytest.mark.parametrize(
+    "config, want",
+    [
+        ("global.find-links='/opt/wheels'", []),
+        (":env:.index-url='https://mirror.example/simple'", []),
+        ("user.extra-index-url='file:///srv/simple'", []),
+        ("global.timeout='60'", CPU),  # a configuration that names no source
+        ("", CPU),
+    ],
+)
+def test_a_pip_configuration_is_respected(tmp_path, config, want):
+    assert _torch_index(tmp_path, "Linux", False, config) == (0, want)
+
+
+def test_the_locks_are_made_with_the_cpu_torch_on_any_machine(tmp_path):
+    """--for-lock: the CPU build even with a GPU or on a Mac (a CUDA lock breaks every Mac install),
+    unless pip's own sources are configured (this build machine's wheel folder)."""
+    assert _torch_index(tmp_path, "Linux", True, "", "--for-lock") == (0, CPU)
+    assert _torch_index(tmp_path, "Darwin", False, "", "--for-lock") == (0, CPU)
+    assert _torch_index(tmp_path, "Linux", True, "global.find-links='/w'", "--for-lock") == (0, [])
+
+
+def test_a_wrong_choice_is_named_and_stops_the_install(tmp_path):
+    code, out = _torch_index(tmp_path, "Linux", COURSE_TORCH="cuda")
+    assert code == 2 and out == []
+    text = (ROOT / "scripts" / "ensure_env.sh").read_text()
+    assert 'torch_index.sh" "$VENV/bin/python")" || exit $?' in text, (
+        "its error must stop ensure_env"
+    )
+
+
+def test_an_updated_venv_drops_only_what_the_previous_lock_held(tmp_path):
+    """scripts/venv_follow_lock.py removes what the previous lock held and the new one does not,
+    and never what no lock holds: pip's platform additions (appnope on macOS, CUDA torch's
+    nvidia-* and triton) or a package the student installed by hand."""
+    import subprocess
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert purelib != sysconfig.get_paths()["purelib"]
+    for name, version in [("old_tool", "1.0"), ("Kept.Pkg", "2.0"), ("appnope", "0.1.4"),
+                          ("nvidia-cublas-cu12", "12.1"), ("triton", "3.0"), ("seaborn", "0.13")]:  # fmt: skip
+        info = Path(purelib) / f"{name}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (tmp_path / "old.lock").write_text("# header\nold-tool==1.0\nkept-pkg==2.0\npip==25.0\n")
+    (tmp_path / "new.lock").write_text("# header\nkept_pkg==2.1\n")
+    out = subprocess.run([str(py), str(ROOT / "scripts" / "venv_follow_lock.py"),
+                          str(tmp_path / "old.lock"), str(tmp_path / "new.lock"),
+                          str(ROOT / "pyproject.toml"), "--dry-run"],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.split(":")[-1].split() == ["old-tool"], out.stdout
+    same = subprocess.run([str(py), str(ROOT / "scripts" / "venv_follow_lock.py"),
+                           str(tmp_path / "new.lock"), str(tmp_path / "new.lock"),
+                           str(ROOT / "pyproject.toml"), "--dry-run"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert same.stdout == ""

@@ -517,7 +517,8 @@ def test_colab_cell_upload_of_something_else_names_the_file(
 
 
 def _tarball(path: Path, members: list[tuple[str, bytes | str]]) -> Path:
-    """A .tar.gz with the given members: (name, file bytes) or (name, symlink target str)."""
+    """A .tar.gz with the given members: (name, file bytes), (name, symlink target str) or
+    (name, "hardlink:" + target)."""
     import io
     import tarfile
 
@@ -525,7 +526,8 @@ def _tarball(path: Path, members: list[tuple[str, bytes | str]]) -> Path:
         for name, data in members:
             info = tarfile.TarInfo(name)
             if isinstance(data, str):
-                info.type, info.linkname = tarfile.SYMTYPE, data
+                kind = tarfile.LNKTYPE if data.startswith("hardlink:") else tarfile.SYMTYPE
+                info.type, info.linkname = kind, data.removeprefix("hardlink:")
                 tf.addfile(info)
             else:
                 info.size = len(data)
@@ -546,11 +548,15 @@ GOOD = [
         (f"{colab._BUNDLE_NAME}/../../x", "lies outside rlvr-grpo-module9/"),
         ("/tmp/colab-cell-absolute-x", "lies outside rlvr-grpo-module9/"),
         ("elsewhere/x", "lies outside rlvr-grpo-module9/"),
+        ((f"{colab._BUNDLE_NAME}/link", "/etc/passwd"), "is a link or a device"),
+        ((f"{colab._BUNDLE_NAME}/link", "../../x"), "is a link or a device"),
+        # a link that stays inside /content, then a member written through it (the "data" filter
+        # alone lets the link in): refused before anything is unpacked
+        ((f"{colab._BUNDLE_NAME}/lnk", "../other"), "is a link or a device"),
         (
-            (f"{colab._BUNDLE_NAME}/link", "/etc/passwd"),
-            "cannot be unpacked safely",
-        ),  # filter="data"
-        ((f"{colab._BUNDLE_NAME}/link", "../../x"), "cannot be unpacked safely"),
+            (f"{colab._BUNDLE_NAME}/hard", f"hardlink:{colab._BUNDLE_NAME}/pyproject.toml"),
+            "is a link or a device",
+        ),  # fmt: skip
     ],
 )
 def test_colab_cell_refuses_an_archive_escaping_its_folder(tmp_path, monkeypatch, member, message):
@@ -562,8 +568,19 @@ def test_colab_cell_refuses_an_archive_escaping_its_folder(tmp_path, monkeypatch
     with pytest.raises(ValueError, match=rf"(?s){re.escape(TARBALL)} .*{re.escape(message)}"):
         exec(_colab_code(content), {})
     assert not (tmp_path / "x").exists() and not Path("/tmp/colab-cell-absolute-x").exists()
-    if not isinstance(member, tuple):  # refused before anything is unpacked
-        assert sorted(p.name for p in content.iterdir()) == [TARBALL]
+    assert sorted(p.name for p in content.iterdir()) == [TARBALL]  # refused before any unpacking
+
+
+def test_colab_cell_refuses_an_archive_too_large_to_be_the_bundle(tmp_path, monkeypatch):
+    _no_colab(monkeypatch)
+    content = tmp_path / "content"
+    content.mkdir()
+    _tarball(content / TARBALL, [*GOOD, (f"{colab._BUNDLE_NAME}/big.bin", b"0" * 4096)])
+    code = _colab_code(content)
+    assert code.count("MAX_BYTES = 256 * 2**20") == 1
+    with pytest.raises(ValueError, match=rf"(?s){re.escape(TARBALL)} .*more than 0 MiB"):
+        exec(code.replace("MAX_BYTES = 256 * 2**20", "MAX_BYTES = 1024"), {})
+    assert sorted(p.name for p in content.iterdir()) == [TARBALL]
 
 
 @pytest.mark.parametrize("kind", ["not a tarball", "no pyproject"])

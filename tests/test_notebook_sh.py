@@ -136,7 +136,7 @@ def stop(proc: subprocess.Popen) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# --submit: validate, then a zip that `instructor.py collect` accepts, named after the student
+# --submit: validate, then a zip that `course-admin collect` accepts, named after the student
 
 
 def _submit_env(bundle: dict[str, str], tmp_path: Path) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """The attack suite: hostile students in a real class run, with honest students around them.
 
-One class of lesson 9.1 is graded by ``course/instructor.py autograde`` (2 workers, the bubblewrap
+One class of lesson 9.1 is graded by ``course-admin autograde`` (2 workers, the bubblewrap
 sandbox on): three honest students (reference, planted bugs, valid alternatives), and hostile
 students whose notebooks are correct except for one extra cell (or one or two lines in a graded
 function) that attacks the grader. Each hostile student gets what its notebook earned; the honest

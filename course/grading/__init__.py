@@ -1,4 +1,4 @@
-"""The course's grading machinery on top of nbgrader (course/instructor.py is the command line).
+"""The course's grading machinery on top of nbgrader (course/instructor.py is the command line, course-admin).
 
 - ``course.grading.safety``: the nbgrader preprocessor ``GuardedExecute`` (loaded by
   course/nbgrader_config.py into every nbgrader run);

@@ -47,17 +47,26 @@ import glob, io, os, tarfile
 CONTENT = "{_COLAB_CONTENT}"  # Colab's working folder: uploads land here
 BUNDLE, TARBALL = "{_BUNDLE_NAME}", "{_ARCHIVE}"
 COURSE_DIR = os.path.join(CONTENT, BUNDLE)  # the unpacked bundle: what pip installs below
+MAX_BYTES = 256 * 2**20  # the bundle unpacks to under 10 MiB; more is not the bundle
 def is_course(folder):
     return (os.path.isfile(os.path.join(folder, "pyproject.toml"))
             and os.path.isdir(os.path.join(folder, "helpers")))
-def unpack(name, data=None):  # only members inside BUNDLE/, plain files and folders (filter="data")
-    try:
+def unpack(name, data=None):  # only plain files and folders inside BUNDLE/, checked before any
+    try:                          # is written; then tarfile's "data" filter as a second guard
         with tarfile.open(name, fileobj=None if data is None else io.BytesIO(data)) as tf:
+            total = 0
             for m in tf.getmembers():
                 parts = [p for p in m.name.split("/") if p not in ("", ".")]
                 if os.path.isabs(m.name) or ".." in parts or not parts or parts[0] != BUNDLE:
                     raise ValueError(f"{{name}} is not the course bundle: its member "
                                      f"{{m.name!r}} lies outside {{BUNDLE}}/ (nothing unpacked)")
+                if not (m.isfile() or m.isdir()):  # a link could point a later member elsewhere
+                    raise ValueError(f"{{name}} is not the course bundle: its member {{m.name!r}} "
+                                     "is a link or a device, which the bundle never holds (nothing unpacked)")
+                total += m.size
+                if total > MAX_BYTES:
+                    raise ValueError(f"{{name}} is not the course bundle: it unpacks to more than "
+                                     f"{{MAX_BYTES // 2**20}} MiB (nothing unpacked)")
             tf.extractall(CONTENT, filter="data")
     except tarfile.TarError as e:
         raise ValueError(f"{{name}} cannot be unpacked safely ({{e}}): replace it with the "
