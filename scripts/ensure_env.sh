@@ -68,19 +68,20 @@ fi
 if [ "$want" != "$have" ]; then
   echo "==> installing the locked dependencies ($(basename "$LOCK")) into .venv (a few minutes on first use)"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
+  # what the lock installed last time and this one dropped goes first (scripts/venv_follow_lock.py);
+  # the install below then puts back whatever this platform still needs
+  if [ -f "$VENV/.course-lock" ]; then
+    "$VENV/bin/python" "$ROOT/scripts/venv_follow_lock.py" "$VENV/.course-lock" "$LOCK" "$ROOT/pyproject.toml"
+  fi
   # torch's build: on Linux without an NVIDIA GPU, the CPU build, installed alone from PyTorch's CPU
   # index before the lock (scripts/torch_index.sh says why); nothing else comes from that index
   TORCH_INDEX="$(bash "$ROOT/scripts/torch_index.sh" "$VENV/bin/python")" || exit $?
   if [ -n "$TORCH_INDEX" ]; then
-    TORCH_PIN="$(grep -E '^torch==' "$LOCK")"
+    TORCH_PIN="$(grep -E '^torch==' "$LOCK")" || { echo "error: $LOCK pins no torch" >&2; exit 2; }
     echo "==> torch: the CPU build ($TORCH_PIN) from $TORCH_INDEX (COURSE_TORCH=default: pip's own choice)"
     "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps --index-url "$TORCH_INDEX" "$TORCH_PIN"
   fi
   "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar on -r "$LOCK"
-  # what the lock installed last time and this one dropped goes (scripts/venv_follow_lock.py)
-  if [ -f "$VENV/.course-lock" ]; then
-    "$VENV/bin/python" "$ROOT/scripts/venv_follow_lock.py" "$VENV/.course-lock" "$LOCK" "$ROOT/pyproject.toml"
-  fi
   cp "$LOCK" "$VENV/.course-lock"
   "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$ROOT"
   echo "$want" > "$VENV/.course-stamp"

@@ -33,8 +33,9 @@ freeze() {  # venv, set (student or dev), lock file, pip arguments...
   local index
   index="$(bash "$ROOT/scripts/torch_index.sh" "$venv/bin/python" --for-lock)" || exit $?
   if [ -n "$index" ]; then
-    "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps --index-url "$index" \
-      "$(grep -E '^torch==' "$req")"
+    local pin
+    pin="$(grep -E '^torch==' "$req")" || { echo "error: pyproject.toml pins no torch" >&2; exit 2; }
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps --index-url "$index" "$pin"
   fi
   "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$req" "$@"
   {

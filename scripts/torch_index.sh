@@ -26,13 +26,14 @@ esac
 for var in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS; do
   [ -n "${!var:-}" ] && exit 0
 done
-case "${PIP_NO_INDEX:-}" in
-  ""|0|false|no|off) ;;
+case "${PIP_NO_INDEX:-}" in  # pip's own spellings of "off", in any case
+  ""|0|[fF]|[fF][aA][lL][sS][eE]|[nN]|[nN][oO]|[oO][fF][fF]) ;;
   *) exit 0 ;;
 esac
 # (read whole before matching: grep -q stopping early would fail the pipeline under pipefail)
 config="$("$PY" -m pip config list 2>/dev/null || true)"
-if grep -Eq '\.(index-url|extra-index-url|find-links|no-index)=' <<<"$config"; then
+if grep -Eq '\.(index-url|extra-index-url|find-links)=' <<<"$config" ||
+   grep -Eiq "\.no-index='?(1|t|true|y|yes|on)'?$" <<<"$config"; then
   exit 0
 fi
 if [ "$FOR_LOCK" != "--for-lock" ]; then

@@ -2,8 +2,9 @@
 
     python scripts/venv_follow_lock.py PREVIOUS_LOCK NEW_LOCK PYPROJECT [--dry-run]
 
-scripts/ensure_env.sh runs it with the venv's Python after installing a changed lock, so an updated
-venv holds what a fresh install of the new lock would. It never removes what no lock holds: pip's
+scripts/ensure_env.sh runs it with the venv's Python before installing a changed lock (the install then
+puts back whatever this platform still needs), so an updated venv holds what a fresh install of the
+new lock would. It never removes what no lock holds: pip's
 additions for this platform (appnope on macOS, CUDA torch's nvidia-* and triton on a Linux machine
 with a GPU) and whatever the student installed by hand stay. Standard library only.
 """

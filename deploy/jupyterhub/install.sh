@@ -52,6 +52,11 @@ fi
 
 echo "==> the users' Python: $PREFIX/venv (course requirements + JupyterHub, installed, not editable)"
 [ -x "$PREFIX/venv/bin/python" ] || python3.11 -m venv "$PREFIX/venv"
+# torch's CPU build alone first on a server without an NVIDIA GPU (scripts/torch_index.sh says why)
+idx="$(bash "$PREFIX/course/scripts/torch_index.sh" "$PREFIX/venv/bin/python")"
+if [ -n "$idx" ]; then
+  "$PREFIX/venv/bin/pip" install -q --no-deps --index-url "$idx" "$(grep -E '^torch==' "$PREFIX/course/requirements.lock")"
+fi
 "$PREFIX/venv/bin/pip" install -q -r "$PREFIX/course/requirements.lock"
 "$PREFIX/venv/bin/pip" install -q "$PREFIX/course"
 deps "$PREFIX/venv"

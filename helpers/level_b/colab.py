@@ -55,7 +55,7 @@ def unpack(name, data=None):  # only plain files and folders inside BUNDLE/, che
     try:                          # is written; then tarfile's "data" filter as a second guard
         with tarfile.open(name, fileobj=None if data is None else io.BytesIO(data)) as tf:
             total = 0
-            for m in tf.getmembers():
+            for m in tf:  # member by member: a refused archive is never read to its end
                 parts = [p for p in m.name.split("/") if p not in ("", ".")]
                 if os.path.isabs(m.name) or ".." in parts or not parts or parts[0] != BUNDLE:
                     raise ValueError(f"{{name}} is not the course bundle: its member "
