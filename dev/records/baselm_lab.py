@@ -271,7 +271,12 @@ def lesson_phrases(record: dict) -> list[str]:
         return (f"{what} across the {len(xs)} seeds: {min(xs):+.2f} to {max(xs):+.2f}, "
                 f"mean {sum(xs) / len(xs):+.2f}")  # fmt: skip
 
+    init = first["initial_pass_rate"]
+    # the histogram's first and last bins (width 1/9) hold exactly c = 0 and c = 8 of the 8 draws
+    mixed = init["prompts"] - init["histogram"][0] - init["histogram"][-1]
     return [
+        f"the plug-in gave {init['p_info']:.2f}, while {mixed} of the {init['prompts']} groups "
+        f"({mixed / init['prompts']:.2f}) were mixed",
         f"main-run gain across the {len(gains)} seeds: {min(gains):+.2f} to {max(gains):+.2f}, "
         f"mean {sum(gains) / len(gains):+.2f}",
         across("arith_sloppy", "the sloppy run's patched-rule change"),

@@ -1531,7 +1531,11 @@ RUN_BASELM = HAVE_BASELM and step_ready()
 # frozen" and "optimising every BaseLM parameter"); then the greedy held-out baseline and the
 # **initial pass-rate distribution**: per held-out prompt, the share of $K=8$ samples at $T=1$ that
 # pass. That histogram decides how much signal the groups will carry (lesson 9.1's $P_{\text{info}}$)
-# and belongs in the data passport.
+# and belongs in the data passport. Estimate the mean $P_{\text{info}}(p, 8)$ from it with care:
+# plugging each prompt's observed rate $\hat p = c/8$ into $1 - \hat p^8 - (1 - \hat p)^8$ is biased
+# low, while the share of prompts whose 8 draws were mixed is unbiased, since those draws are a
+# group of $K = 8$ (the cell after the histogram checks both claims by exact enumeration). In the
+# course's record the plug-in gave 0.43, while 26 of the 48 groups (0.54) were mixed.
 
 # %%
 if HAVE_BASELM:
@@ -1580,15 +1584,30 @@ if HAVE_BASELM:
     ax.set_ylabel("held-out prompts")
     ax.set_title("initial pass-rate distribution, arithmetic choice", fontsize=10)
     plt.show()
+    # Two estimates of the mean P_info(p, 8) over these prompts. The share of prompts whose 8 draws
+    # were mixed is unbiased (E[1{0 < c < 8}] = 1 - p^8 - (1 - p)^8 exactly: the draws ARE a group of
+    # K = 8); the plug-in mean of 1 - p^8 - (1 - p)^8 at p = c/8 is biased low (Jensen: p^8 is convex,
+    # so E[(c/8)^8] >= p^8, and likewise for 1 - p). The passport keeps both ("p_info": the plug-in).
+    informative_share = float(np.mean((INITIAL > 0) & (INITIAL < 1)))
     p_info = float(np.mean(1 - INITIAL**8 - (1 - INITIAL) ** 8))
     INITIAL_PASSPORT = {  # goes into every arithmetic run's data passport ("initial_pass_rate")
         "prompts": len(INITIAL), "k": 8, "temperature": 1.0, "sampler_seed": 123,
-        "mean": float(INITIAL.mean()), "p_info": p_info,
+        "mean": float(INITIAL.mean()), "p_info": p_info, "informative_share": informative_share,
         "histogram": np.histogram(INITIAL, bins=np.linspace(0, 1, 10))[0].tolist(),
     }
-    print(f"mean per-prompt P_info(p, 8) from these rates: {p_info:.2f}")
+    print(f"share of these prompts whose 8 draws were mixed (unbiased for the mean P_info(p, 8)): "
+          f"{informative_share:.2f}; plug-in mean P_info(c/8, 8): {p_info:.2f} (biased low)")
     del base_trainer, policy, ref
     gc.collect()
+
+# The two estimators by exact enumeration over c ~ Binomial(8, p): the mixed-group indicator is
+# unbiased, the plug-in is below P_info(p, 8) for every p strictly between 0 and 1.
+_c = np.arange(9)
+for _p in np.linspace(0.05, 0.95, 19):
+    _w = np.array([math.comb(8, int(c)) * _p**c * (1 - _p) ** (8 - c) for c in _c])  # P(c)
+    _truth = 1 - _p**8 - (1 - _p) ** 8
+    assert abs(_w @ ((_c > 0) & (_c < 8)) - _truth) < 1e-12
+    assert _w @ (1 - (_c / 8) ** 8 - (1 - _c / 8) ** 8) < _truth
 
 # %% [markdown]
 # One function runs every experiment the same way: fresh pair, passport, baseline, training with
