@@ -275,6 +275,8 @@ def test_fake_class_of_other_lessons(lesson, tmp_path):
         _submit(course, lesson, student, nb)
     report = instructor.autograde(lesson, workers=2, root=course.root, trusted=TRUSTED)
     assert not report["failed"]
+    # every verdict (the two preflight canaries' and each student's) a fork of the warm process
+    assert report["verdict_forks"] >= len(roster) + 2, report["verdict_forks"]
     got = _code_scores(course, lesson)
     for student, (_, want) in roster.items():
         assert got[student] == want, f"{student}: got {got[student]}, expected {want}"

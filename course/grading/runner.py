@@ -24,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from course.grading import common, sandbox
+from course.grading import common, sandbox, zygote
 from course.grading.common import ROOT, db_url, nbgrader, nbgrader_env
 
 UNSAFE = ("NONE (--trusted-students): student code ran with the instructor's rights, network and "
@@ -269,45 +269,50 @@ def autograde(
     students = [s for s in students if s not in CANARIES]
     workers = max(1, min(workers, len(students) or 1))
     mode = UNSAFE if trusted else "bubblewrap"
-    if check:
-        print(f"preflight: grading the solution and the untouched release of {lesson} "
-              "in the same sandbox", flush=True)  # fmt: skip
-        why = preflight(lesson, root, extra, nb_limit + BACKSTOP_S, workers)
-        if why:
-            raise SystemExit(why)
-        print("preflight: solution full marks, release zero", flush=True)
-    print(f"$ nbgrader autograde {lesson} --force --student <id>   # {len(students)} students, "
-          f"{workers} worker(s), a private gradebook each, merged into gradebook.db; "
-          f"sandbox: {mode}", flush=True)  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="autograde-") as tmp:
-        urls = {}
-        for k, s in enumerate(students):
-            shutil.copy(root / "gradebook.db", Path(tmp) / f"s{k}.db")
-            urls[s] = f"sqlite:///{Path(tmp) / f's{k}.db'}"
+    # one warm verdict process for the class: the tests' imports made once, not per student
+    with zygote.warm_process(lesson) as (sock, forks):
+        extra = [*extra, f"--GuardedExecute.verdict_zygote={sock}"]
+        if check:
+            print(f"preflight: grading the solution and the untouched release of {lesson} "
+                  "in the same sandbox", flush=True)  # fmt: skip
+            why = preflight(lesson, root, extra, nb_limit + BACKSTOP_S, workers)
+            if why:
+                raise SystemExit(why)
+            print("preflight: solution full marks, release zero", flush=True)
+        print(f"$ nbgrader autograde {lesson} --force --student <id>   # {len(students)} students, "
+              f"{workers} worker(s), a private gradebook each, merged into gradebook.db; "
+              f"sandbox: {mode}", flush=True)  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="autograde-") as tmp:
+            urls = {}
+            for k, s in enumerate(students):
+                shutil.copy(root / "gradebook.db", Path(tmp) / f"s{k}.db")
+                urls[s] = f"sqlite:///{Path(tmp) / f's{k}.db'}"
 
-        done = [0]
-        lock = threading.Lock()
+            done = [0]
+            lock = threading.Lock()
 
-        def run(s: str) -> dict:
-            t0 = time.monotonic()
-            rec = _grade_one(lesson, s, root, urls[s], extra, nb_limit + BACKSTOP_S)
-            with lock:
-                done[0] += 1
-                what = (f"{rec['score']:g}/{rec['max_score']:g}" if "score" in rec
-                        else f"FAILED: {rec.get('reason')}")  # fmt: skip
-                print(f"  [{done[0]}/{len(students)}] {s}: {what} ({time.monotonic() - t0:.0f} s)",
-                      flush=True)  # fmt: skip
-            return rec
+            def run(s: str) -> dict:
+                t0 = time.monotonic()
+                rec = _grade_one(lesson, s, root, urls[s], extra, nb_limit + BACKSTOP_S)
+                with lock:
+                    done[0] += 1
+                    what = (f"{rec['score']:g}/{rec['max_score']:g}" if "score" in rec
+                            else f"FAILED: {rec.get('reason')}")  # fmt: skip
+                    print(f"  [{done[0]}/{len(students)}] {s}: {what} ({time.monotonic() - t0:.0f} s)",
+                          flush=True)  # fmt: skip
+                return rec
 
-        with ThreadPoolExecutor(workers) as pool:
-            results = list(pool.map(run, students))
-        for rec in results:  # sequential: one writer on gradebook.db
-            if rec["ok"]:
-                _merge(lesson, rec["student"], urls[rec["student"]], db_url(root))
+            with ThreadPoolExecutor(workers) as pool:
+                results = list(pool.map(run, students))
+            for rec in results:  # sequential: one writer on gradebook.db
+                if rec["ok"]:
+                    _merge(lesson, rec["student"], urls[rec["student"]], db_url(root))
+        verdict_forks = forks()
     report = {
         "lesson": lesson,
         "sandbox": mode,
         "limits": next((r["limits"] for r in results if r.get("limits")), {}),
+        "verdict_forks": verdict_forks,  # verdicts forked from the class's warm process
         "graded": [r["student"] for r in results if r["ok"]],
         "failed": [
             {"student": r["student"], "reason": r["reason"]} for r in results if not r["ok"]

@@ -80,6 +80,12 @@ def make_safety_classes():
         message_kb = Integer(16384, help="largest kernel message read (KiB)").tag(config=True)
         verdict_memory_mb = Integer(4096, help="address-space cap of the trusted tests' process "
                                     "(MiB)").tag(config=True)  # fmt: skip
+        verdict_zygote = Unicode(
+            "",
+            help="socket of a warm verdict process for this lesson "
+            "(course/grading/zygote.py; runner.autograde sets it for a class "
+            "run); empty: each verdict process makes its own imports",
+        ).tag(config=True)
 
         def _use_sandbox(self, resources) -> None:
             if self.sandbox == "none":
@@ -367,19 +373,23 @@ def make_safety_classes():
         def _spawn_verdict(self, lesson: str) -> subprocess.Popen:
             """The trusted tests' process (course/grading/verdict.py ``--wait``), with bounded
             memory: it imports what the lesson's tests need, then waits for its request, so the
-            imports run while the notebook does."""
+            imports run while the notebook does. In a class run (``verdict_zygote`` set by
+            runner.autograde) it is a fork of a process that made those imports once for the whole
+            class (course/grading/zygote.py), reached through a small client process that stands
+            for it here (fed, read, timed out and killed as the verdict itself would be)."""
+            from course.grading.zygote import ROOT, verdict_env
+
             cap = self.verdict_memory_mb * 1024 * 1024
             prlimit = shutil.which("prlimit")  # else the cap is set in the child (below)
+            if self.verdict_zygote and os.path.exists(self.verdict_zygote):
+                what = ["course.grading.zygote", "client", lesson, self.verdict_zygote, str(cap)]
+            else:
+                what = ["course.grading.verdict", lesson, "--wait"]
             cmd = [*([prlimit, f"--as={cap}", "--"] if prlimit else []),
-                   sys.executable, "-m", "course.grading.verdict", lesson, "--wait"]  # fmt: skip
-            root = str(Path(__file__).resolve().parents[2])
-            env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
-            # one numerics thread from the start (numpy's BLAS reads these when it loads; torch's
-            # count is also set by the process itself, verdict.one_thread)
-            env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+                   sys.executable, "-m", *what]  # fmt: skip
             return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, text=True, env=env, cwd=root,
+                                    stderr=subprocess.DEVNULL, text=True, env=verdict_env(),
+                                    cwd=ROOT,
                                     preexec_fn=None if prlimit else partial(_cap_memory, cap))  # fmt: skip
 
         def _warm_verdict(self, lesson: str | None) -> None:
