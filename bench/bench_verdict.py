@@ -12,10 +12,11 @@
    notebooks run cell by cell in one plain kernel, and the test cells the base lacks are run there
    in full, visible and hidden tests together, as the base would have run them. ``like for like``
    compares plain with the base plus that extra work.
-3. A class: ``--class-size`` reference submissions of ``--class-lesson`` graded by
-   ``course.grading.runner.autograde`` on 2 workers, base and today alternating ``--class-reps``
-   times (today's includes the preflight's canary gradings, which the base does not run). Goal:
-   not slower.
+3. Classes: for each LESSON[:SIZE] of ``--class-lesson`` (default 9.1 and 9.5), SIZE (default
+   ``--class-size``) reference submissions graded by ``course.grading.runner.autograde`` on 2
+   workers, base and today alternating ``--class-reps`` times, wall and CPU time (today's
+   includes the preflight's canary gradings, which the base does not run, and forks every verdict
+   from one warm process per class, course/grading/zygote.py). Goal: not slower.
 4. The estimate for 300 students x 5 lessons on 2 cores, from the CPU seconds (both cores busy all
    the time: the throughput bound) and from the wall seconds scaled by the class run's measured use
    of the 2 workers.
@@ -24,7 +25,8 @@ The measurements go to ``bench/records/verdict.json`` (machine, load, both commi
 repetition); the ``verdict`` section of BENCHMARKS.md is rendered from that record by ``render``,
 and tests/test_bench_verdict.py checks that the two agree.
 
-    python -m bench.bench_verdict [--base ca232ae] [--reps 5] [--class-size 20] [--no-write]
+    python -m bench.bench_verdict [--base ca232ae] [--reps 5] [--class-size 20]
+        [--class-lesson 9.1,9.5:12] [--no-write]
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ BIN = Path(sys.executable).parent
 RECORD = ROOT / "bench" / "records" / "verdict.json"
 GOAL = 1.2
 WHO = ("base", "plain", "today")
+# The class runs: 9.1 (the lightest lesson: today's verdict has the least to amortise) and 9.5 (the
+# heaviest: torch and transformers in every verdict process unless a warm one is forked).
+CLASSES = "9.1,9.5:12"
 
 
 def _env(code: Path) -> dict:
@@ -115,9 +120,11 @@ def _grade(course: Path, code: Path, lesson: str, cmd: list[str]) -> tuple[float
     return wall, used
 
 
-def _class(tmp: Path, code: Path, lesson: str, size: int, cmd: list[str]) -> tuple[float, int]:
-    """(wall s, students with full marks) of ``runner.autograde`` on 2 workers, each student's
-    grader started by ``cmd``."""
+def _class(tmp: Path, code: Path, lesson: str, size: int,
+           cmd: list[str]) -> tuple[float, float, int]:  # fmt: skip
+    """(wall s, CPU s, students with full marks) of ``runner.autograde`` on 2 workers, each
+    student's grader started by ``cmd`` (today's run forks every verdict from one warm process,
+    course/grading/zygote.py; the base has none)."""
     course = bench_autograde._course(tmp, [lesson], code)
     for k in range(size):
         _submit(course, code, lesson, f"s{k:02d}")
@@ -128,16 +135,16 @@ def _class(tmp: Path, code: Path, lesson: str, size: int, cmd: list[str]) -> tup
         "print('FULL', sum(1 for s in r['students'].values()\n"
         "                  if s.get('ok') and s.get('max_score') and s['score'] == s['max_score']))\n"
     )  # fmt: skip
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     out = subprocess.run([sys.executable, "-c", prog], cwd=code, env=_env(code),
                          capture_output=True, text=True)  # fmt: skip
-    wall = time.perf_counter() - t0
+    wall, used = time.perf_counter() - t0, _cpu() - c0
     full = [ln for ln in out.stdout.splitlines() if ln.startswith("FULL ")]
     if out.returncode != 0 or not full:
         raise SystemExit(
             f"class run with {code} failed:\n{out.stdout[-1500:]}\n{out.stderr[-1500:]}"
         )
-    return wall, int(full[0].split()[1])
+    return wall, used, int(full[0].split()[1])
 
 
 def _cells(code: Path, lesson: str) -> list[tuple[dict | None, str]]:
@@ -233,6 +240,15 @@ def _split(old: Path, lesson: str, reps: int) -> dict:
     }
 
 
+def parse_classes(spec: str, size: int) -> list[tuple[str, int]]:
+    """``"9.1,9.5:12"`` -> [("9.1", size), ("9.5", 12)]: the class runs, each LESSON[:SIZE]."""
+    out = []
+    for item in filter(None, spec.split(",")):
+        lesson, _, n = item.partition(":")
+        out.append((lesson, int(n) if n else size))
+    return out
+
+
 def measure(base: str, reps: int, class_size: int, class_lesson: str, class_reps: int,
             lessons: list[str]) -> dict:  # fmt: skip
     """Run everything; the record (plain data) that ``render`` turns into the section."""
@@ -242,6 +258,7 @@ def measure(base: str, reps: int, class_size: int, class_lesson: str, class_reps
     why = sandbox.unavailable_reason()
     if why:
         raise SystemExit(f"bench_verdict needs the sandbox: {why}")
+    classes = parse_classes(class_lesson, class_size)
     from helpers.passport import cpu_model
 
     rec: dict = {
@@ -290,17 +307,21 @@ def measure(base: str, reps: int, class_size: int, class_lesson: str, class_reps
                     log(f"bench_verdict: {lesson} split {row['split']}")
                 row["verdict_imports"] = _verdict_imports(lesson)
                 rec["lessons"][lesson] = row
-            runs = []
-            for r in range(class_reps):
-                for k in ("base", "today") if r % 2 == 0 else ("today", "base"):
-                    wall, full = _class(tmp / f"class-{k}-{r}", who[k][0], class_lesson,
-                                        class_size, who[k][1])  # fmt: skip
-                    log(f"bench_verdict: class of {class_size} ({k}): {wall:.1f} s, {full} full")
-                    if full != class_size:  # a class run that did not grade is not a timing
-                        raise SystemExit(f"bench_verdict: the {k} class run gave {full} of "
-                                         f"{class_size} reference submissions full marks")  # fmt: skip
-                    runs.append({"who": k, "wall": round(wall, 3), "full": full})
-            rec["class"] = {"lesson": class_lesson, "size": class_size, "runs": runs}
+            rec["classes"] = []
+            for c_lesson, c_size in classes:
+                runs = []
+                for r in range(class_reps):
+                    for k in ("base", "today") if r % 2 == 0 else ("today", "base"):
+                        wall, used, full = _class(tmp / f"class-{c_lesson}-{k}-{r}",
+                                                  who[k][0], c_lesson, c_size, who[k][1])  # fmt: skip
+                        log(f"bench_verdict: class of {c_size} on {c_lesson} ({k}): "
+                            f"{wall:.1f} s, {used:.1f} CPU s, {full} full")  # fmt: skip
+                        if full != c_size:  # a class run that did not grade is not a timing
+                            raise SystemExit(f"bench_verdict: the {k} class run gave {full} of "
+                                             f"{c_size} reference submissions full marks")  # fmt: skip
+                        runs.append({"who": k, "wall": round(wall, 3), "cpu": round(used, 3),
+                                     "full": full})  # fmt: skip
+                rec["classes"].append({"lesson": c_lesson, "size": c_size, "runs": runs})
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT,
                            capture_output=True)  # fmt: skip
@@ -443,28 +464,65 @@ def render(rec: dict) -> str:
                 f"{_standing(pb, goal)} in wall time, {_standing(pbc, goal)} in CPU time."
                 + (f" Its verdict process imports {' and '.join(heavy)} for the tests' own "
                    "references, which the kernel has imported already." if heavy else "")
+                + (" In a class run those imports are made once per class (below)."
+                   if any(c["lesson"] == lesson for c in rec.get("classes", [])) else "")
             )  # fmt: skip
-    k = rec["class"]
+    classes = rec.get("classes") or [rec["class"]]  # records before 2026-12-06 had one class
+    klass, per_student = "", {}
+    for k in classes:
+        kw = {w: [x["wall"] for x in k["runs"] if x["who"] == w] for w in ("base", "today")}
+        kr = [t / b for t, b in zip(kw["today"], kw["base"], strict=True)]
+        kc = {w: [x["cpu"] for x in k["runs"] if x["who"] == w and "cpu" in x]
+              for w in ("base", "today")}  # fmt: skip
+        cpu_part = ""
+        if kc["base"] and len(kc["base"]) == len(kc["today"]):
+            kcr = [t / b for t, b in zip(kc["today"], kc["base"], strict=True)]
+            per_student[k["lesson"]] = {w: _med(kc[w]) / k["size"] for w in kc}
+            one_cpu = lessons.get(k["lesson"], {}).get("cpu")
+            cpu_part = (
+                f" CPU: base {', '.join(f'{x:.0f}' for x in kc['base'])} s, today "
+                f"{', '.join(f'{x:.0f}' for x in kc['today'])} s, today/base {_range(kcr)}: "
+                f"{_standing(kcr, goal)}; per student {per_student[k['lesson']]['base']:.1f} "
+                f"and {per_student[k['lesson']]['today']:.1f} CPU s"
+                + (
+                    f" (a single grading above: base {_med(one_cpu['base']):.1f}, today "
+                    f"{_med(one_cpu['today']):.1f})"
+                    if one_cpu
+                    else ""
+                )
+                + "."
+            )
+        klass += (
+            f"\n\n**Class run, {k['lesson']}.** {k['size']} reference submissions, "
+            "`runner.autograde` on 2 workers, base and today alternating, "
+            f"{len(kw['base'])} run(s) each (today's include the preflight's two canary gradings, "
+            "which the base does not run"
+            + (
+                ", and fork every verdict from one warm process per class, course/grading/zygote.py"
+                if "classes" in rec
+                else ""
+            )
+            + "); every student got full marks in every run. Base "
+            f"{', '.join(f'{x:.1f}' for x in kw['base'])} s, today "
+            f"{', '.join(f'{x:.1f}' for x in kw['today'])} s: today/base wall {_range(kr)}, "
+            + (
+                "no measurable difference"
+                if min(kr) <= 1.0 <= max(kr)
+                else "not slower"
+                if _med(kr) <= 1.0
+                else "SLOWER"
+            )  # fmt: skip
+            + " (goal: not slower)."
+            + cpu_part
+        )
+    k = classes[0]
     kw = {w: [x["wall"] for x in k["runs"] if x["who"] == w] for w in ("base", "today")}
-    kr = [t / b for t, b in zip(kw["today"], kw["base"], strict=True)]
     one = lessons.get(k["lesson"])
-    klass = (
-        f"\n\n**Class run.** {k['size']} reference submissions of {k['lesson']}, "
-        "`runner.autograde` on 2 workers, base and today alternating, "
-        f"{len(kw['base'])} run(s) each (today's include the preflight's two canary gradings, "
-        "which the base does not run); every student got full marks in every run. Base "
-        f"{', '.join(f'{x:.1f}' for x in kw['base'])} s, today "
-        f"{', '.join(f'{x:.1f}' for x in kw['today'])} s: today/base {_range(kr)}, "
-        + (
-            "no measurable difference"
-            if min(kr) <= 1.0 <= max(kr)
-            else "not slower"
-            if _med(kr) <= 1.0
-            else "SLOWER"
-        )  # fmt: skip
-        + f". Goal: not slower. One lesson only ({k['lesson']})."
-    )
     est_cpu = {w: 300 * cpu[w] / 2 / 3600 for w in WHO}
+    if per_student:  # today as a class run grades: the class runs' per-student CPU where measured
+        cls = sum(per_student[ls]["today"] if ls in per_student else _med(r["cpu"]["today"])
+                  for ls, r in lessons.items())  # fmt: skip
+        est_cpu["class"] = 300 * cls / 2 / 3600
     est = ""
     if one:
         # how well the class run used its 2 workers: 2 perfectly parallel gradings would take
@@ -472,9 +530,9 @@ def render(rec: dict) -> str:
         use = {w: k["size"] * _med(one["wall"][w]) / 2 / _med(kw[w]) for w in ("base", "today")}
         est_wall = {w: 300 * tot[w] / 2 / use[w] / 3600 for w in ("base", "today")}
         est = (
-            f" From the wall times instead, scaled by how well the class run used its 2 workers "
-            f"(a perfect split would take {k['size']} x one grading / 2; the class run reached "
-            f"{use['base']:.0%} of that for the base, {use['today']:.0%} for today"
+            f" From the wall times instead, scaled by how well the {k['lesson']} class run used "
+            f"its 2 workers (a perfect split would take {k['size']} x one grading / 2; the class "
+            f"run reached {use['base']:.0%} of that for the base, {use['today']:.0%} for today"
             + (
                 "; above 100%: the single gradings were slowed by something the class run was "
                 "not, so this estimate is unreliable"
@@ -482,8 +540,8 @@ def render(rec: dict) -> str:
                 else ""
             )
             + f"): base {est_wall['base']:.1f} h, today {est_wall['today']:.1f} h (today's counts "
-            "the class run's preflight canaries once per 20 students, where a real class pays "
-            "them once per lesson: a slight overestimate)."
+            f"the class run's preflight canaries once per {k['size']} students, where a real class "
+            "pays them once per lesson: a slight overestimate)."
         )
     tail = (
         "".join(f"\n\n{t}" for t in notes)
@@ -491,7 +549,17 @@ def render(rec: dict) -> str:
         + f"\n\n**300 students x {len(lessons)} lessons on 2 cores.** From the CPU seconds (300 x the sum of the "
         "per-lesson median CPU seconds / 2 cores: both cores busy all the time, the throughput "
         f"bound): base {est_cpu['base']:.1f} h, plain {est_cpu['plain']:.1f} h, today "
-        f"{est_cpu['today']:.1f} h." + est + " Every demo cell of a notebook still runs when it "
+        f"{est_cpu['today']:.1f} h"
+        + (
+            f"; today as a class run grades, with the class runs' per-student CPU for "
+            f"{' and '.join(sorted(per_student))} (the warm verdict process) and the single "
+            f"gradings' for the others: {est_cpu['class']:.1f} h"
+            if "class" in est_cpu
+            else ""
+        )
+        + "."
+        + est
+        + " Every demo cell of a notebook still runs when it "
         "is graded (the autograded notebook shows the student's outputs).\n"
     )
     return "## Trusted verdict: cost against the in-kernel verdict\n\n" + header + body + tail
@@ -501,7 +569,7 @@ def run(quick: bool = False, write: bool = True) -> str:
     """Measure with the defaults (``quick``: one repetition, a class of 4: a smoke check of this
     code whose figures are not kept) and render; ``write`` keeps the record."""
     lessons = sorted(p.name for p in (ROOT / "source_notebooks").iterdir() if p.is_dir())
-    rec = measure("ca232ae", 1 if quick else 5, 4 if quick else 20, "9.1", 1 if quick else 2,
+    rec = measure("ca232ae", 1 if quick else 5, 4 if quick else 20, CLASSES, 1 if quick else 2,
                   lessons)  # fmt: skip
     if write and not quick:
         RECORD.parent.mkdir(exist_ok=True)
@@ -515,7 +583,8 @@ def main(argv=None) -> None:
     p.add_argument("--base", default="ca232ae")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--class-size", type=int, default=20)
-    p.add_argument("--class-lesson", default="9.1")
+    p.add_argument("--class-lesson", default=CLASSES,
+                   help="the class runs: LESSON[:SIZE],... (SIZE: --class-size)")  # fmt: skip
     p.add_argument("--class-reps", type=int, default=2)
     p.add_argument("--render", action="store_true",
                    help="only render the section from the committed record")  # fmt: skip

@@ -35,9 +35,12 @@ def test_the_record_is_complete_and_from_a_committed_tree(record):
         for kind in ("wall", "cpu"):
             assert set(row[kind]) == set(bv.WHO), lesson
             assert all(len(v) == record["reps"] and min(v) > 0 for v in row[kind].values()), lesson
-    runs = record["class"]["runs"]
-    assert {r["who"] for r in runs} == {"base", "today"}
-    assert all(r["full"] == record["class"]["size"] for r in runs)
+    # class runs of the lightest and the heaviest lesson, each with wall and CPU time
+    assert {k["lesson"] for k in record["classes"]} >= {"9.1", "9.5"}
+    for k in record["classes"]:
+        runs = k["runs"]
+        assert {r["who"] for r in runs} == {"base", "today"}
+        assert all(r["full"] == k["size"] and r["cpu"] > 0 for r in runs), k["lesson"]
 
 
 def test_the_record_comes_from_this_history(record):
@@ -64,9 +67,11 @@ def _synthetic(rows: dict) -> dict:
            "load_before": [0.1, 0.2, 0.3], "load_after": [1.0, 1.1, 1.2],
            "base": {"name": "ca232ae", "commit": "ca232ae" + "0" * 33},
            "today": {"commit": "d" * 40, "dirty": False}, "reps": 5, "goal": 1.2, "lessons": rows}  # fmt: skip
-    rec["class"] = {"lesson": "9.1", "size": 20, "runs": [
-        {"who": "base", "wall": 80.0, "full": 20}, {"who": "today", "wall": 78.0, "full": 20},
-        {"who": "today", "wall": 82.0, "full": 20}, {"who": "base", "wall": 79.0, "full": 20}]}  # fmt: skip
+    rec["classes"] = [{"lesson": "9.1", "size": 20, "runs": [
+        {"who": "base", "wall": 80.0, "cpu": 150.0, "full": 20},
+        {"who": "today", "wall": 78.0, "cpu": 140.0, "full": 20},
+        {"who": "today", "wall": 82.0, "cpu": 140.0, "full": 20},
+        {"who": "base", "wall": 79.0, "cpu": 150.0, "full": 20}]}]  # fmt: skip
     return rec
 
 
@@ -115,7 +120,24 @@ def test_the_estimates_follow_the_medians():
 
 def test_a_slower_class_run_is_called_slower():
     rec = _synthetic({"9.1": _row([10.0] * 5, [10.0] * 5)})
-    rec["class"]["runs"] = [{"who": w, "wall": t, "full": 20}
+    rec["classes"][0]["runs"] = [{"who": w, "wall": t, "cpu": 150.0, "full": 20}
                             for w, t in (("base", 80.0), ("today", 95.0), ("today", 96.0),
                                          ("base", 81.0))]  # fmt: skip
     assert "SLOWER" in bv.render(rec)
+
+
+def test_a_class_runs_cpu_per_student_enters_the_class_estimate():
+    rec = _synthetic({"9.1": _row([10.0] * 5, [12.0] * 5)})
+    text = bv.render(rec)
+    # class CPU 140 vs 150 s: 0.93x; per student 150 / 20 = 7.5 and 140 / 20 = 7.0 CPU s;
+    # the class estimate: 300 x 7.0 / 2 / 3600 = 0.29 -> 0.3 h
+    assert "today/base 0.93x (0.93-0.93): within the 1.2x goal" in text, text
+    assert "per student 7.5 and 7.0 CPU s" in text, text
+    assert "per-student CPU for 9.1 (the warm verdict process)" in text and ": 0.3 h." in text
+
+
+def test_an_old_record_with_one_class_still_renders_without_the_warm_process():
+    rec = _synthetic({"9.1": _row([10.0] * 5, [10.0] * 5)})
+    rec["class"] = rec.pop("classes")[0]
+    text = bv.render(rec)
+    assert "**Class run, 9.1.**" in text and "zygote" not in text
