@@ -128,16 +128,35 @@ def test_a_slower_class_run_is_called_slower():
 
 def test_a_class_runs_cpu_per_student_enters_the_class_estimate():
     rec = _synthetic({"9.1": _row([10.0] * 5, [12.0] * 5)})
+    for run in rec["classes"][0]["runs"]:
+        run["forks"] = None if run["who"] == "base" else 22
     text = bv.render(rec)
-    # class CPU 140 vs 150 s: 0.93x; per student 150 / 20 = 7.5 and 140 / 20 = 7.0 CPU s;
-    # the class estimate: 300 x 7.0 / 2 / 3600 = 0.29 -> 0.3 h
-    assert "today/base 0.93x (0.93-0.93): within the 1.2x goal" in text, text
-    assert "per student 7.5 and 7.0 CPU s" in text, text
-    assert "per-student CPU for 9.1 (the warm verdict process)" in text and ": 0.3 h." in text
+    # per student: base 150 / 20 = 7.5, today 140 / 20 = 7.0 CPU s; the class estimates:
+    # 300 x 7.5 / 2 / 3600 = 0.31 -> 0.3 h and 300 x 7.0 / 2 / 3600 = 0.29 -> 0.3 h
+    assert "per student base 7.5, today 7.0 CPU s" in text, text
+    assert "forked 22, 22 verdicts from the class's warm process" in text, text
+    assert (
+        "per-student CPU for 9.1 and the single gradings' for the others: base 0.3 h, today 0.3 h"
+        in text
+    )
+
+
+def test_plain_in_a_class_run_is_judged_against_the_goal():
+    rec = _synthetic({"9.5": _row([10.0] * 5, [13.0] * 5)})
+    k = rec["classes"][0]
+    k["lesson"] = "9.5"
+    k["runs"] += [{"who": "plain", "wall": 90.0, "cpu": 200.0, "full": 20, "forks": 22},
+                  {"who": "plain", "wall": 91.0, "cpu": 170.0, "full": 20, "forks": 22}]  # fmt: skip
+    text = bv.render(rec)
+    # plain/base wall 90/80 = 1.125, 91/79 = 1.15; CPU 200/150 = 1.33, 170/150 = 1.13
+    assert (
+        "plain/base: wall 1.14x (1.12-1.15), within the 1.2x goal; CPU 1.23x (1.13-1.33), " in text
+    ), text
+    assert "CPU 1.23x (1.13-1.33), OVER the 1.2x goal." in text, text
 
 
 def test_an_old_record_with_one_class_still_renders_without_the_warm_process():
     rec = _synthetic({"9.1": _row([10.0] * 5, [10.0] * 5)})
     rec["class"] = rec.pop("classes")[0]
     text = bv.render(rec)
-    assert "**Class run, 9.1.**" in text and "zygote" not in text
+    assert "**Class run, 9.1.**" in text and "zygote" not in text and "One lesson only" in text

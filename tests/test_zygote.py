@@ -57,10 +57,10 @@ def _wait_gone(pid: int, seconds: float = 15) -> bool:
 
 @pytest.fixture(scope="module")
 def warm():
-    with zygote.warm_process("9.1") as (sock, forks):
-        assert os.path.exists(sock), "warm_process yielded before its socket was listening"
+    with zygote.warm_process("9.1") as (sock, status):
+        assert os.path.exists(sock), "warm_process yielded before its socket existed"
         assert oct(os.stat(Path(sock).parent).st_mode & 0o777) == "0o700"
-        yield sock, forks
+        yield sock, lambda: status()[0]
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +92,7 @@ def test_a_fork_grades_a_kernel_as_the_verdict_itself_does(warm, kernel):
     NameError, in the same order and with the same messages."""
     km, install_server = kernel
     sock, forks = warm
+    before = forks()
     cells = list(trusted_tests("9.1"))[:2]
     outs = []
     for cmd in (_client("9.1", sock), [*DIRECT, "9.1", "--wait"]):
@@ -100,27 +101,49 @@ def test_a_fork_grades_a_kernel_as_the_verdict_itself_does(warm, kernel):
                "server": server}  # fmt: skip
         rc, out = _ask(cmd, req)
         outs.append((rc, [json.loads(line) for line in out.splitlines()]))
+    assert forks() == before + 1, "the client's request was not served by a fork"
     assert outs[0] == outs[1]
     rc, got = outs[0]
     assert rc == 0 and [v["grade_id"] for v in got] == cells, got
     assert all(not v["passed"] and "NameError" in v["message"] for v in got), got
 
 
-def test_killing_the_client_kills_the_fork_and_the_fork_has_the_memory_cap(warm):
-    sock, _ = warm
+def _new_fork(sock: str, forks, before: int) -> int:
+    end = time.monotonic() + 30
+    while forks() < before + 1 and time.monotonic() < end:
+        time.sleep(0.05)
+    pid = _pids(sock)[before]
+    zpid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    assert Path(f"/proc/{zpid}/cmdline").read_bytes().split(b"\0")[3:5] == [b"serve", b"9.1"]
+    return pid
+
+
+def test_a_fork_holds_what_a_spawned_verdict_would_and_dies_with_its_client(warm):
+    """Its memory cap, stderr to /dev/null, no nbgrader variable, no descriptor of the warm
+    process (the listening socket, its log, other clients'); killing the client ends it."""
+    sock, forks = warm
+    before = forks()
+    env = {**zygote.verdict_env(), "NBGRADER_TEST": "x"}
     proc = subprocess.Popen(_client("9.1", sock), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            cwd=ROOT, env=zygote.verdict_env())  # fmt: skip
+                            cwd=ROOT, env=env)  # fmt: skip
     try:
-        end = time.monotonic() + 30
-        while time.monotonic() < end:  # the fork this client asked for: the newest live one
-            live = [p for p in _pids(sock) if _alive(p)]
-            if live:
+        child = _new_fork(sock, forks, before)
+        end, line = time.monotonic() + 30, ""
+        while time.monotonic() < end:  # the fork sets its cap first thing
+            limits = Path(f"/proc/{child}/limits").read_text()
+            line = next(ln for ln in limits.splitlines() if ln.startswith("Max address space"))
+            if line.split()[3] == str(CAP):
                 break
             time.sleep(0.05)
-        child = live[-1]
-        limits = Path(f"/proc/{child}/limits").read_text()
-        line = next(ln for ln in limits.splitlines() if ln.startswith("Max address space"))
         assert line.split()[3] == str(CAP), line
+        fds = {
+            int(f): os.readlink(f"/proc/{child}/fd/{f}") for f in os.listdir(f"/proc/{child}/fd")
+        }
+        assert fds[2] == os.devnull, fds
+        assert not [t for t in fds.values() if t.startswith(str(Path(sock).parent))], fds
+        assert sum(t.startswith("socket:") for t in fds.values()) == 1, fds  # its client's only
+        environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
+        assert not [e for e in environ if e.startswith(b"NBGRADER_")]
     finally:
         proc.kill()
         proc.wait()
@@ -152,15 +175,19 @@ def test_a_process_in_another_pid_namespace_is_refused(warm):
     cmd = ["bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--", *_client("9.1", sock)]
     assert _ask(cmd, req) == _ask([*DIRECT, "9.1", "--wait"], req)  # answered by its own verdict
     assert forks() == before
+    assert "zygote: refused (peer)" in (Path(sock).parent / "log").read_text()
 
 
-def test_the_warm_process_ends_with_the_process_that_started_it(tmp_path):
-    """A class run killed outright leaves no warm process behind (it checks its parent every 2 s)."""
+@pytest.mark.parametrize("how", ["stdin", "parent"])
+def test_the_warm_process_ends_with_the_process_that_started_it(tmp_path, how):
+    """A class run killed outright leaves no warm process behind: its stdin (a pipe from the run)
+    ends, or, started without one, its parent changes (checked every 2 s)."""
     sock = str(tmp_path / "s")
+    stdin = "subprocess.PIPE" if how == "stdin" else "subprocess.DEVNULL"
     prog = (
         "import subprocess, sys\n"
         f"p = subprocess.Popen([sys.executable, '-m', 'course.grading.zygote', 'serve', '9.1', "
-        f"{sock!r}], stderr=subprocess.DEVNULL)\n"
+        f"{sock!r}], stdin={stdin}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "print(p.pid, flush=True)\n"
         "import os, time\n"
         f"while not os.path.exists({sock!r}): time.sleep(0.02)\n"
@@ -169,4 +196,25 @@ def test_the_warm_process_ends_with_the_process_that_started_it(tmp_path):
     out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, cwd=ROOT,
                          env=zygote.verdict_env(), timeout=120)  # fmt: skip
     pid = int(out.stdout.split()[0])
-    assert _wait_gone(pid, 30), "the warm process outlived the run that started it"
+    try:
+        assert _wait_gone(pid, 30), "the warm process outlived the run that started it"
+        assert not os.path.exists(sock), "it left its socket behind"
+    finally:
+        if _alive(pid):
+            os.kill(pid, 9)
+
+
+def test_the_folder_is_outside_the_sandboxs_mounts(monkeypatch, tmp_path):
+    from course.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "_ro_paths", lambda dirs: [tmp_path])
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "t"))
+    (tmp_path / "t").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    folder = zygote.private_folder()
+    try:
+        assert not folder.startswith(str(tmp_path)), folder
+    finally:
+        os.rmdir(folder)

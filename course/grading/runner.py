@@ -270,7 +270,7 @@ def autograde(
     workers = max(1, min(workers, len(students) or 1))
     mode = UNSAFE if trusted else "bubblewrap"
     # one warm verdict process for the class: the tests' imports made once, not per student
-    with zygote.warm_process(lesson) as (sock, forks):
+    with zygote.warm_process(lesson) as (sock, warm_status):
         extra = [*extra, f"--GuardedExecute.verdict_zygote={sock}"]
         if check:
             print(f"preflight: grading the solution and the untouched release of {lesson} "
@@ -307,7 +307,11 @@ def autograde(
             for rec in results:  # sequential: one writer on gradebook.db
                 if rec["ok"]:
                     _merge(lesson, rec["student"], urls[rec["student"]], db_url(root))
-        verdict_forks = forks()
+        verdict_forks, stopped = warm_status()
+    if stopped or (results and not verdict_forks):
+        print("  note: the class's warm verdict process was not used (each verdict made its own "
+              f"imports; the grades are not affected): {stopped or 'no verdict asked it'}",
+              flush=True)  # fmt: skip
     report = {
         "lesson": lesson,
         "sandbox": mode,

@@ -299,12 +299,12 @@ def make_safety_classes():
             limit = min(per_cell * len(pending) + 60, max(60, deadline - time.monotonic() + 60))
             try:  # its stderr (warnings the student's code issued, a test's prints) is not kept
                 out = proc.communicate(json.dumps(request) + "\n", timeout=limit)[0]
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out = proc.communicate()[0]
-            except OSError:  # it died before reading the request (its memory cap, a signal)
-                proc.kill()
-                out = proc.communicate()[0]
+            except (subprocess.TimeoutExpired, OSError):  # OSError: it died before reading the
+                proc.kill()  # request (its memory cap, a signal)
+                try:  # a verdict forked from the class's warm process ends with its client: its
+                    out = proc.communicate(timeout=30)[0]  # output ends then too
+                except subprocess.TimeoutExpired:
+                    out = ""
             finally:  # never left running (an interrupt in communicate included)
                 if proc.poll() is None:
                     proc.kill()
@@ -411,7 +411,10 @@ def make_safety_classes():
             self._verdict_proc = None
             if proc is not None:
                 proc.kill()
-                proc.communicate()
+                try:
+                    proc.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    pass
 
         def _apply_verdicts(self, verdicts: dict) -> None:
             """The graded cells' outputs: what the kernel printed (no error, no result: the kernel

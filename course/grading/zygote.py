@@ -2,22 +2,25 @@
 9.5, about 7 CPU seconds) made once per lesson, not once per student.
 
     python -m course.grading.zygote serve LESSON SOCKET     (runner.autograde starts it)
-    python -m course.grading.zygote client LESSON SOCKET     (GuardedExecute starts it per kernel)
+    python -m course.grading.zygote client LESSON SOCKET CAP (GuardedExecute starts it per kernel)
 
 ``serve`` imports what ``course.grading.verdict --wait`` would (``verdict.warm``), listens on a unix
-socket in a private folder of the grader (mode 0700; the sandboxed kernel has its own /tmp, its own
-pid namespace and no view of that folder), and for every client forks a child that runs
-``verdict.main([LESSON, "--wait"])`` on the client's stdin and stdout. Each student's verdict is a
-fresh fork of a process that has never run anything of a student's: nothing one student's grading
-does reaches the next one's.
+socket in a private folder of the grader (mode 0700, outside every folder the sandbox mounts; the
+sandboxed kernel also has its own /tmp and its own pid namespace), and for every client forks a
+child that runs ``verdict.main([LESSON, "--wait"])`` on the client's stdin and stdout. Each
+student's verdict is a fresh fork of a process that has never run anything of a student's: nothing
+one student's grading does reaches the next one's (the forks share the warm process's hash seed;
+Python's and NumPy's global random states are drawn afresh in each, as in a new process).
 
 ``client`` is what GuardedExecute spawns where it would spawn the verdict itself, so the caller
 keeps a real process to feed, read, time out and kill: it hands its stdin and stdout to the warm
-process (SCM_RIGHTS), then waits and exits with the child's exit status. The child dies when its
-client does (it watches the connection), so killing the client kills the verdict. When no warm
-process answers (none running, another lesson's, refused), the client becomes the verdict itself
-(``exec``), exactly as without a warm process; the memory cap the caller set on the client holds
-either way (the child sets the same cap on itself, passed in the request).
+process (SCM_RIGHTS), then waits and exits with the fork's exit status. When the client ends (it
+finished, or the caller killed it), the warm process kills the fork (through a pidfd: never
+another process that reused the pid), and the fork also ends itself when it sees its client gone;
+the warm process kills every fork left when it stops. When no warm process answers (none running,
+another lesson's, refused), the client becomes the verdict itself (``exec``), exactly as without a
+warm process; the memory cap the caller set on the client holds either way (the fork sets the same
+cap on itself, passed in the request).
 
 Standard library only at import time: the client must start fast.
 """
@@ -27,9 +30,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import shutil
 import signal
 import socket
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -37,17 +43,16 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-ACK = b"+"
+ACK = b"+"  # sent by the fork itself, first: the client's next byte is the fork's exit status
+PREFIX = "verdict-zygote-"
 
 
 def _peer_ok(conn: socket.socket) -> bool:
     """Only a process of the grader's own user in the grader's own pid namespace may ask (the
-    folder already keeps the sandbox out: this is the second lock, not the first)."""
-    import struct
-
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _gid = struct.unpack("3i", creds)
+    folder already keeps the sandbox out: this is the second lock, not the first; the sandbox maps
+    its user to the grader's, so the pid namespace is the check that tells them apart)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("iII"))
+    pid, uid, _gid = struct.unpack("iII", creds)
     if uid != os.getuid() or pid <= 0:
         return False
     try:
@@ -57,8 +62,7 @@ def _peer_ok(conn: socket.socket) -> bool:
 
 
 def _watch(conn: socket.socket) -> None:
-    """In the child: end the process when its client has gone (killed by the caller's timeout or
-    by ``_end_verdict_process``); the client never sends anything after its request."""
+    """In the fork: end the process when its client has gone (the warm process also kills it)."""
     try:
         while conn.recv(64):
             pass
@@ -79,10 +83,17 @@ def _child(conn: socket.socket, fds: list[int], lesson: str, cap: int) -> None:
         os.dup2(null, 2)  # as the spawned verdict: its stderr is not kept
         for fd in (*fds, null):
             os.close(fd)
+        _close_other_fds(conn.fileno())
         if cap > 0:
             import resource
 
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        import random
+
+        random.seed()  # from the OS, as a new process would be
+        if "numpy" in sys.modules:
+            sys.modules["numpy"].random.seed()
+        conn.sendall(ACK)
         threading.Thread(target=_watch, args=(conn,), daemon=True).start()
         from course.grading import verdict
 
@@ -103,58 +114,139 @@ def _child(conn: socket.socket, fds: list[int], lesson: str, cap: int) -> None:
         os._exit(rc)
 
 
+def _alive(conn: socket.socket) -> bool:
+    """False when the client has already closed its end (it gave up waiting and became the verdict
+    itself: a fork on its pipes would race that verdict)."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def _drained(conn: socket.socket) -> bool:
+    """Read what a client's connection holds: False when the client has gone."""
+    try:
+        return conn.recv(4096, socket.MSG_DONTWAIT) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def _close_other_fds(keep: int) -> None:
+    """In the fork: close every descriptor but 0, 1, 2 and ``keep`` (the listening socket, the
+    other clients' connections, their pidfds, the warm process's log and selector)."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != keep:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def serve(lesson: str, path: str) -> int:
-    """Listen on ``path``; fork a verdict per accepted client, for ``lesson`` only. Ends when the
-    process that started it has gone (checked every 2 s) or on SIGTERM."""
+    """Listen on ``path``; fork a verdict per accepted client, for ``lesson`` only. Ends when its
+    stdin ends (a pipe from the process that started it, which closes when that process ends,
+    however it ends), when that process is no longer its parent, or on SIGTERM; every fork still
+    running is killed then, and the socket removed."""
+    import gc
+
     from course.grading import verdict
 
     parent = os.getppid()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     verdict.one_thread()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(path)
-    os.chmod(path, 0o600)
+    tmp = f"{path}.{os.getpid()}"
+    sock.bind(tmp)
+    os.chmod(tmp, 0o600)
     sock.listen(64)
-    sock.settimeout(2.0)
-    verdict.warm(lesson)  # clients that connect meanwhile wait in the backlog
-    verdict.one_thread()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel
-    forks = 0
-    print(f"zygote: warm for {lesson}", file=sys.stderr, flush=True)
-    while os.getppid() == parent:
-        try:
-            conn, _ = sock.accept()
-        except TimeoutError:
-            continue
-        fds: list[int] = []
-        try:
-            if not _peer_ok(conn):
-                raise ValueError("refused")
-            conn.settimeout(5.0)
-            msg, fds, _flags, _addr = socket.recv_fds(conn, 4096, 2)
-            req = json.loads(msg.decode() or "null")
-            if len(fds) != 2 or req.get("lesson") != lesson:
-                raise ValueError("refused")
-            cap = int(req.get("cap") or 0)
-            conn.settimeout(None)
-            pid = os.fork()
-        except (OSError, ValueError, TypeError, AttributeError):
-            for fd in fds:
-                os.close(fd)
+    os.rename(tmp, path)  # the name appears when it already listens
+    children: dict[int, tuple[int, socket.socket]] = {}  # fd of the client's connection -> fork
+    try:
+        verdict.warm(lesson)  # clients that connect meanwhile wait in the backlog
+        verdict.one_thread()
+        gc.collect()
+        gc.freeze()  # the forks' collections leave the imported objects' pages shared
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks reaped by the kernel
+        sel = selectors.DefaultSelector()
+        sel.register(sock, selectors.EVENT_READ, "accept")
+        if stat.S_ISFIFO(os.fstat(0).st_mode):
+            sel.register(0, selectors.EVENT_READ, "parent")
+        forks = 0
+        print(f"zygote: warm for {lesson}", file=sys.stderr, flush=True)
+        while os.getppid() == parent:
+            for key, _ in sel.select(timeout=2.0):
+                if key.data == "parent":
+                    if not os.read(0, 4096):
+                        return 0
+                elif key.data == "accept":
+                    forked = _accept(sock, lesson)
+                    if forked:
+                        pid, pidfd, conn = forked
+                        forks += 1
+                        children[conn.fileno()] = (pidfd, conn)
+                        sel.register(conn, selectors.EVENT_READ, "client")
+                        print(f"zygote: fork {forks} pid {pid}", file=sys.stderr, flush=True)
+                else:  # a client's connection: it sends nothing after its request, only ends
+                    conn = key.fileobj
+                    if not _drained(conn):
+                        sel.unregister(conn)
+                        pidfd, _ = children.pop(conn.fileno())
+                        _kill(pidfd)
+                        conn.close()
+        return 0
+    finally:
+        for pidfd, conn in children.values():
+            _kill(pidfd)
             conn.close()
-            continue
-        if pid == 0:
-            sock.close()
-            _child(conn, fds, lesson, cap)  # never returns
-        forks += 1
-        print(f"zygote: fork {forks} pid {pid}", file=sys.stderr, flush=True)
-        try:
-            conn.sendall(ACK)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _kill(pidfd: int) -> None:
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    os.close(pidfd)
+
+
+def _accept(sock: socket.socket, lesson: str):
+    """Take one client: (pid, pidfd, connection) of its fork, or None when refused."""
+    conn, _ = sock.accept()
+    fds: list[int] = []
+    try:
+        if not _peer_ok(conn):
+            print("zygote: refused (peer)", file=sys.stderr, flush=True)
+            raise ValueError("refused")
+        conn.settimeout(5.0)
+        msg, fds, _flags, _addr = socket.recv_fds(conn, 4096, 2)
+        req = json.loads(msg.decode() or "null")
+        if len(fds) != 2 or req.get("lesson") != lesson:
+            print("zygote: refused (request)", file=sys.stderr, flush=True)
+            raise ValueError("refused")
+        cap = int(req.get("cap") or 0)
+        conn.settimeout(None)
+        if not _alive(conn):
+            raise ValueError("gone")
+        pid = os.fork()
+    except (OSError, ValueError, TypeError, AttributeError):
         for fd in fds:
             os.close(fd)
         conn.close()
-    return 0
+        return None
+    if pid == 0:
+        _child(conn, fds, lesson, cap)  # never returns
+    for fd in fds:
+        os.close(fd)
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # it has ended already
+        conn.close()
+        return None
+    return pid, pidfd, conn
 
 
 def client(lesson: str, path: str, cap: int) -> int:
@@ -162,13 +254,15 @@ def client(lesson: str, path: str, cap: int) -> int:
     verdict itself when no warm process takes the request."""
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(30.0)
+        s.settimeout(120.0)  # the warm process is still making its imports: it accepts after
         s.connect(path)
         socket.send_fds(s, [json.dumps({"lesson": lesson, "cap": cap}).encode()], [0, 1])
         ack = s.recv(1)
     except OSError:
         ack = b""
     if ack != ACK:
+        with contextlib.suppress(NameError, OSError):
+            s.close()  # a warm process that took the request late sees it gone, and forks nothing
         os.execv(sys.executable, [sys.executable, "-m", "course.grading.verdict", lesson, "--wait"])
     s.settimeout(None)
     try:
@@ -181,37 +275,57 @@ def client(lesson: str, path: str, cap: int) -> int:
 def verdict_env() -> dict[str, str]:
     """The environment of a verdict process (spawned or warm): the grader's, less nbgrader's own
     variables, one numerics thread from the start (numpy's BLAS reads these when it loads; torch's
-    count is also set by the process itself, verdict.one_thread), this course first on the path."""
+    count is also set by the process itself, verdict.one_thread), this course first on the path.
+    A fork has the environment of the class run's warm process: the runner's TMPDIR, not the one
+    the runner gives each student's nbgrader (the verdict writes no temporary file)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER_")}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
     return env
+
+
+def private_folder() -> str:
+    """A new 0700 folder for the socket, outside every folder the sandbox mounts (TMPDIR could lie
+    under one: then /tmp, and if that is mounted too, refused)."""
+    from pathlib import Path
+
+    from course.grading import sandbox
+
+    mounted = [Path(p) for p in sandbox._ro_paths([])]
+    for base in (tempfile.gettempdir(), "/tmp"):
+        b = Path(base).resolve()
+        if not any(b == m or m in b.parents for m in mounted):
+            return tempfile.mkdtemp(prefix=PREFIX, dir=b)
+    raise RuntimeError("no temporary folder outside the sandbox's mounts")
 
 
 @contextlib.contextmanager
 def warm_process(lesson: str):
     """A warm verdict process for ``lesson`` while the block runs: yields its socket's path (pass
-    it as ``--GuardedExecute.verdict_zygote``) and a function that says how many verdicts it has
-    forked so far; stopped, and its folder removed, on leaving."""
-    folder = tempfile.mkdtemp(prefix="verdict-zygote-")  # mode 0700
+    it as ``--GuardedExecute.verdict_zygote``) and ``status()``, which says how many verdicts it has
+    forked and, when it has stopped, the tail of its log. Stopped, and its folder removed, on
+    leaving; it also stops by itself when this process ends (its stdin is a pipe from here)."""
+    folder = private_folder()
     path = os.path.join(folder, "s")
     log = open(os.path.join(folder, "log"), "w+")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, "-m", "course.grading.zygote", "serve", lesson, path],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=verdict_env(),
+                            stdin=subprocess.PIPE, stdout=log, stderr=log, env=verdict_env(),
                             cwd=ROOT)  # fmt: skip
 
-    def forks() -> int:
+    def status() -> tuple[int, str]:
         log.flush()
         with open(log.name) as f:
-            return sum(1 for line in f if line.startswith("zygote: fork "))
+            text = f.read()
+        forks = sum(1 for line in text.splitlines() if line.startswith("zygote: fork "))
+        return forks, ("" if proc.poll() is None else text[-1500:] or "(no output)")
 
     deadline = time.monotonic() + 60
     while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)  # listening before the first grading starts (else it would not be used)
     try:
-        yield path, forks
+        yield path, status
     finally:
-        proc.terminate()
+        proc.stdin.close()  # its signal to stop (it kills the forks it still has)
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
