@@ -120,6 +120,14 @@ def _grade(course: Path, code: Path, lesson: str, cmd: list[str]) -> tuple[float
     return wall, used
 
 
+def class_contenders(row: dict | None) -> tuple[str, ...]:
+    """Who runs a lesson's class run: plain joins base and today where the lesson's single
+    gradings are over the goal (any repetition in wall time, or the median in CPU time)."""
+    over = row is not None and (max(_paired(row, "plain", "base")) > GOAL
+                                or _med(_paired(row, "plain", "base", "cpu")) > GOAL)  # fmt: skip
+    return ("base", "plain", "today") if over else ("base", "today")
+
+
 def _class(tmp: Path, code: Path, lesson: str, size: int,
            cmd: list[str]) -> tuple[float, float, int, int | None]:  # fmt: skip
     """(wall s, CPU s, students with full marks, verdicts forked from the class's warm process or
@@ -314,10 +322,7 @@ def measure(base: str, reps: int, class_size: int, class_lesson: str, class_reps
             for c_lesson, c_size in classes:
                 # plain joins the class run of a lesson whose single gradings are over the goal:
                 # the class run is how the course grades, and where that lesson is judged
-                row = rec["lessons"].get(c_lesson)
-                over = row is not None and (max(_paired(row, "plain", "base")) > GOAL
-                                            or _med(_paired(row, "plain", "base", "cpu")) > GOAL)  # fmt: skip
-                order = ("base", "plain", "today") if over else ("base", "today")
+                order = class_contenders(rec["lessons"].get(c_lesson))
                 runs = []
                 for r in range(class_reps):
                     for k in order if r % 2 == 0 else order[::-1]:

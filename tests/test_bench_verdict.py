@@ -39,7 +39,9 @@ def test_the_record_is_complete_and_from_a_committed_tree(record):
     assert {k["lesson"] for k in record["classes"]} >= {"9.1", "9.5"}
     for k in record["classes"]:
         runs = k["runs"]
-        assert {r["who"] for r in runs} == {"base", "today"}
+        assert {r["who"] for r in runs} == set(bv.class_contenders(record["lessons"][k["lesson"]]))
+        assert all(r["forks"] is None if r["who"] == "base" else r["forks"] >= k["size"] + 2
+                   for r in runs), k["lesson"]  # fmt: skip
         assert all(r["full"] == k["size"] and r["cpu"] > 0 for r in runs), k["lesson"]
 
 
