@@ -225,6 +225,8 @@ def test_class_run_gives_every_student_the_points_earned(graded_class):
     ], report["failed"]
     assert "notebook" in report["failed"][0]["reason"] or "JSON" in report["failed"][0]["reason"]
     assert sorted(report["graded"]) == sorted(roster)
+    # the preflight's two canaries (solution full marks, release zero) ran before the class
+    assert report["verdict_forks"] >= len(roster) + 2, report["verdict_forks"]
     saved = json.loads((sharded.root / "autograded" / f"report-{lesson}.json").read_text())
     assert saved["failed"] == report["failed"]
 
@@ -262,6 +264,13 @@ def test_export_writes_every_student(graded_class):
     sharded.nbgrader("export", "--CsvExportPlugin.filename=grades.csv")
     rows = list(csv.DictReader((sharded.root / "grades.csv").open()))
     assert {r["student_id"] for r in rows if r["assignment"] == lesson} >= set(roster)
+
+
+def test_every_lesson_has_a_class_run_with_its_preflight():
+    """The class runs here are where each lesson's source is shown to get every point and its
+    untouched release zero (the preflight, before any student): 9.2 in graded_class, the others in
+    test_fake_class_of_other_lessons, which would skip a lesson without variants."""
+    assert set(lessons_with_variants()) == set(LESSONS)
 
 
 @pytest.mark.parametrize("lesson", [ls for ls in LESSONS if ls != "9.2"])

@@ -9,6 +9,7 @@ never raises, a known category, and never a false positive.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import unicodedata
 from fractions import Fraction
@@ -745,6 +746,7 @@ def test_the_sloppy_docstring_says_what_the_strict_rule_still_pays():
     )
 
 
+@functools.cache
 def _lesson_9_5_choice_rule():
     """Lesson 9.5's patched choice rule (``verify_choice_exact``), taken from the lesson source."""
     import ast
