@@ -226,6 +226,7 @@ def test_class_run_gives_every_student_the_points_earned(graded_class):
     assert "notebook" in report["failed"][0]["reason"] or "JSON" in report["failed"][0]["reason"]
     assert sorted(report["graded"]) == sorted(roster)
     # the preflight's two canaries (solution full marks, release zero) ran before the class
+    assert report["preflight"] == "passed"
     assert report["verdict_forks"] >= len(roster) + 2, report["verdict_forks"]
     saved = json.loads((sharded.root / "autograded" / f"report-{lesson}.json").read_text())
     assert saved["failed"] == report["failed"]
@@ -271,6 +272,8 @@ def test_every_lesson_has_a_class_run_with_its_preflight():
     untouched release zero (the preflight, before any student): 9.2 in graded_class, the others in
     test_fake_class_of_other_lessons, which would skip a lesson without variants."""
     assert set(lessons_with_variants()) == set(LESSONS)
+    # a lesson with no autograded cell would pass a preflight (0 of 0 points) and prove nothing
+    assert all(Lesson.load(lesson).test_cells for lesson in LESSONS)
 
 
 @pytest.mark.parametrize("lesson", [ls for ls in LESSONS if ls != "9.2"])
@@ -283,7 +286,7 @@ def test_fake_class_of_other_lessons(lesson, tmp_path):
     for student, (nb, _) in roster.items():
         _submit(course, lesson, student, nb)
     report = instructor.autograde(lesson, workers=2, root=course.root, trusted=TRUSTED)
-    assert not report["failed"]
+    assert not report["failed"] and report["preflight"] == "passed"
     # every verdict (the two preflight canaries' and each student's) a fork of the warm process
     assert report["verdict_forks"] >= len(roster) + 2, report["verdict_forks"]
     got = _code_scores(course, lesson)

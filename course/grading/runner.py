@@ -317,6 +317,8 @@ def autograde(
         "sandbox": mode,
         "limits": next((r["limits"] for r in results if r.get("limits")), {}),
         "verdict_forks": verdict_forks,  # verdicts forked from the class's warm process
+        # "passed": the solution got full marks and the release zero before any student
+        "preflight": "passed" if check else "skipped",
         "graded": [r["student"] for r in results if r["ok"]],
         "failed": [
             {"student": r["student"], "reason": r["reason"]} for r in results if not r["ok"]
