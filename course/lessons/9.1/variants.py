@@ -157,7 +157,7 @@ def expected_draws(success_rates, B, G):
         raise ValueError("need a non-empty 1-D pool")
     if not B > 0:
         raise ValueError("B must be positive")
-    if isinstance(G, bool) or int(G) != G or G < 1:
+    if isinstance(G, bool) or not isinstance(G, (int, np.integer)) or G < 1:
         raise ValueError("G must be an integer >= 1")
     infos = []
     for x in rates:

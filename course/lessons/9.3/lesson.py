@@ -710,7 +710,7 @@ def dynamic_sampling_filter(
     Returns:
         kept: np.ndarray of integer dtype, shape (K,), the indices of informative rows in increasing order.
         rejections: list of dicts, one per uninformative row, in increasing row order, each with keys
-            "index"     - the row index b (int),
+            "index"     - the row index b (an int or NumPy integer, not a bool),
             "prompt_id" - prompt_ids[b] (or b when prompt_ids is None),
             "reason"    - "all_correct" if the common value is 1, "all_wrong" if it is 0,
                           "all_equal" for any other common value.

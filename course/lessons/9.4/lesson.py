@@ -376,8 +376,8 @@ def pass_at_k(n, c, k: int) -> float | np.ndarray:
     Returns:
         The probability that a random k-subset (without replacement) of the n samples holds at least
         one correct sample, computed as 1 - prod_{i=0}^{k-1} (n-c-i)/(n-i) without forming binomials;
-        exactly 1.0 where n - c < k. A Python float when n and c are both scalars, else an np.ndarray
-        of dtype float64 with the broadcast shape of n and c.
+        exactly 1.0 where n - c < k. A Python float when n and c are both scalars (``np.ndim`` 0,
+        0-d arrays included), else an np.ndarray of dtype float64 with the broadcast shape of n and c.
 
     Raises:
         ValueError: non-integer n, c or k (or k not a single number); c < 0 or c > n; k < 1 or k > n.

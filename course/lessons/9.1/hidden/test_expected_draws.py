@@ -4,6 +4,12 @@ _x = expected_draws(np.array([0.0, 1.0]), 10, 8)
 assert type(_x) is float and _x == math.inf, (
     f"pool [0, 1]: inf (a pooled rate would say 10.08), got {_x}"
 )
+# contract: degenerate (inf only when the mean P_info is exactly 0; a tiny mean is a finite count,
+# not "below some threshold")
+_x = expected_draws(np.array([0.0, 1e-200]), 1, 2)
+assert type(_x) is float and math.isfinite(_x) and math.isclose(_x, 1e200, rel_tol=1e-9), (
+    f"pool [0, 1e-200], G = 2: mean P_info = 1e-200, so 1e200 draws (inf only at 0), got {_x}"
+)
 # contract: mean-of-p-info, hand-values
 # pool [0, 1, 0.5, 0.5], G = 4: P_info(0.5, 4) = 1 - 2/16 = 0.875; mean = 1.75/4 = 0.4375; 12/0.4375
 _x = expected_draws(np.array([0.0, 1.0, 0.5, 0.5]), 12, 4)
@@ -37,6 +43,7 @@ for _bad in [
     (np.array([0.5, -0.2]), 4, 8),
     (np.array([0.5]), 4, 0),
     (np.array([0.5]), 4, 2.5),
+    (np.array([0.5]), 4, 2.0),  # a whole float is not an integer G (as p_info checks it)
     (np.array([0.5]), 4, True),
 ]:
     try:

@@ -25,6 +25,13 @@ _ref = [[0.56953278, 0.9921875, 0.56953278], [0.0, 1 - 0.25**8 - 0.75**8, 0.0]]
 np.testing.assert_allclose(np.array(_m, dtype=np.float64), _ref, rtol=1e-9, atol=1e-15)
 _l = p_info([0.5, 0.5], 2)
 assert type(_l) is np.ndarray and _l.shape == (2,), "a list of probabilities is array input"
+# contract: new-array (one element is still an array of p's shape: only 0-d p gives a float)
+_o = p_info(np.array([0.5]), 2)
+assert type(_o) is np.ndarray and _o.shape == (1,), (
+    f"p of shape (1,) gives an array of shape (1,), got {type(_o).__name__} {np.shape(_o)}"
+)
+_o = p_info([[0.25]], 4)
+assert type(_o) is np.ndarray and _o.shape == (1, 1), "p of shape (1, 1) keeps its shape"
 # contract: accuracy
 # numerical care: 1 - (1-p)^G - p^G = G p - ... for tiny p; 1 - (1 - 1e-12)**8 has ~1e-4 rel. error
 assert math.isclose(p_info(1e-12, 8), 8e-12, rel_tol=1e-9), (
@@ -38,7 +45,8 @@ assert p_info(0.3, 200) >= 0.0 and p_info(0.3, 200) <= 1.0
 # contract: errors (G not an integer >= 1, bool G, some p outside [0, 1] or NaN, in any shape)
 for _bad_p, _bad_G in [(0.5, 0), (0.5, -3), (0.5, 2.5), (1.5, 4), (-0.1, 4), (float("nan"), 4),
                        (0.5, True), (0.5, np.int64(0)), (np.array([0.2, np.nan]), 4),
-                       (np.array([[0.5], [1.0000001]]), 3), ([0.1, -1e-300], 2)]:  # fmt: skip
+                       (np.array([[0.5], [1.0000001]]), 3), ([0.1, -1e-300], 2),
+                       (0.5, 4.0), (0.5, np.float64(3.0))]:  # fmt: skip
     try:
         p_info(_bad_p, _bad_G)
     except ValueError:

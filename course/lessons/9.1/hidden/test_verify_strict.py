@@ -43,6 +43,14 @@ _HIDDEN_STRICT = [
     (r"\boxed{4} \boxed{5 \boxed{5}", "4", 0.0, "parse_error"),
     ("w" * 300 + r"\boxed{5", "5", 0.0, "parse_error"),  # an unclosed box far into the response
     (r"\boxed{{5}}", "5", 0.0, "parse_error"),  # braces belong to the box: contents are '{5}'
+    # contract: boxes, rule-3 (a box starts only at the 7 characters \boxed{, brace included)
+    (r"the answer is \boxed 5", "5", 0.0, "no_answer"),
+    ("\\boxed {5}", "5", 0.0, "no_answer"),
+    (r"\boxed5 and \boxed", "5", 0.0, "no_answer"),
+    (r"\boxed{5} \boxed", "5", 0.0, "trailing_text"),
+    (r"\boxed \boxed{5}", "5", 1.0, "correct"),
+    # contract: rule-5 (exactly as Fraction: two values that are one float are still two values)
+    (r"\boxed{0.1} \boxed{0.10000000000000001}", "0.1", 0.0, "multiple_answers"),
     # contract: rule-7 (the final comparison decides: invalid reference, tolerance of the reference)
     (r"\boxed{5}", "abc", 0.0, "invalid_reference"),
     (r"\boxed{5.0000001}", "5", 1.0, "correct"),

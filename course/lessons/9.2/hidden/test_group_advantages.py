@@ -135,6 +135,12 @@ with _w.catch_warnings(), np.errstate(all="ignore"):
     np.testing.assert_allclose(_out[0], np.array([-0.25, -0.25, -0.25, 0.75]) * 1e-9 / (_sd + 1e-6),
                                rtol=1e-9, atol=0)  # fmt: skip
     assert np.all(_out != 0.0), "a tiny but nonzero spread still has nonzero advantages"
+    # contract: tiny-spread (however small: 1e-20 is below any threshold a tolerance would pick)
+    _out = np.array(group_advantages(np.array([0.0, 1e-20]), eps=0.0), dtype=np.float64)
+    np.testing.assert_allclose(_out, [-1.0, 1.0], rtol=1e-9,
+                               err_msg="test max == min exactly, not a spread below a threshold")  # fmt: skip
+    _out = np.array(group_advantages(np.array([[0.0, 0.0, 0.0, 1e-20]])), dtype=np.float64)
+    assert np.all(_out != 0.0), "a spread of 1e-20 is not degenerate: only max == min is"
     # contract: differential, per-group, degenerate, eps (seeded (B, G) and (G,) batches against the
     # reference: binary, continuous, degenerate and tiny-spread rows mixed, eps 0 to 0.5;
     # tolerance rtol 1e-9 and atol 1e-9 for float64 input, rtol 1e-5 and atol 1e-6 for float32)

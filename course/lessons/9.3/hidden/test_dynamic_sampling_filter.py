@@ -35,10 +35,11 @@ else:
 # contract: reasons (the common value decides: exactly 1 / exactly 0, anything else 'all_equal',
 # also above 1; -0.0 equals 0)
 _R = np.array([[2.0, 2.0, 2.0], [1.0, 1.0, 1.0], [-0.0, 0.0, 0.0], [0.999, 0.999, 0.999],
-               [-1.0, -1.0, -1.0], [1e-300, 1e-300, 1e-300]])  # fmt: skip
+               [-1.0, -1.0, -1.0], [1e-300, 1e-300, 1e-300], [1 - 1e-12] * 3])  # fmt: skip
 _kept, _rej = dynamic_sampling_filter(_R)
 assert [str(d["reason"]) for d in _rej] == ["all_equal", "all_correct", "all_wrong", "all_equal",
-                                            "all_equal", "all_equal"], [d["reason"] for d in _rej]  # fmt: skip
+                                            "all_equal", "all_equal", "all_equal"], (
+    [d["reason"] for d in _rej])  # fmt: skip
 # contract: exact (exactly equal: a tiny but nonzero spread is informative and kept)
 _R = np.array(
     [[0.3, 0.3, 0.3 + 1e-12], [1.0, 1.0 - 1e-15, 1.0], [0.5, 0.5, 0.5], [0.0, 1e-300, 0.0]]

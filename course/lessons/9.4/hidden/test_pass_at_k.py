@@ -43,6 +43,12 @@ assert type(_h) is np.ndarray and _h.shape == (1,), "a (1,) array is an array, n
 # numpy integer scalars are scalars; k may be a numpy integer
 _h = pass_at_k(np.int64(5), np.int32(2), np.int64(2))
 assert type(_h) is float and math.isclose(_h, 0.7, rel_tol=1e-12), _h
+# 0-d arrays are scalars too (np.ndim == 0), alone or with a scalar
+_h = pass_at_k(np.array(5), np.array(2), np.array(2))
+assert type(_h) is float and math.isclose(_h, 0.7, rel_tol=1e-12), (
+    f"0-d array n and c must give a Python float, got {type(_h).__name__}"
+)
+assert type(pass_at_k(np.array(5), 2, 2)) is float, "a 0-d n with a scalar c is scalar input"
 # contract: array-like
 # lists are accepted and give an array
 _h = pass_at_k([3, 3], [1, 2], 3)

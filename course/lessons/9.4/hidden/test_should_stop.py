@@ -128,6 +128,8 @@ for _rule in (
     {"key": "y", "when": "above", "threshold": True},
     {"key": "y", "when": "above", "threshold": 0.0, "patience": 0},
     {"key": "y", "when": "above", "threshold": 0.0, "patience": 1.5},
+    {"key": "y", "when": "above", "threshold": 0.0, "patience": 2.0},  # a whole float is no int
+    {"key": "y", "when": "above", "threshold": 0.0, "patience": np.bool_(True)},
     {"key": "y", "when": "above", "threshold": 0.0, "patience": True},
     {"key": "y", "when": "above", "threshold": 0.0, "patience": -2},
 ):

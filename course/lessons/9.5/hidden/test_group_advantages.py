@@ -8,6 +8,10 @@ for _v in (0.0, 1.0, 0.1, 1.2, 0.3, 1.1):
             assert _hg.shape == _shape and np.all(_hg == 0.0), (
                 f"a degenerate group of {_K} x {_v} gave {_hg}: detect it by max == min"
             )
+# contract: degenerate (only max == min: a spread of 1e-20 is below any threshold a tolerance picks)
+_hg = group_advantages(torch.tensor([0.0, 1e-20], dtype=torch.float64), eps=0.0)
+np.testing.assert_allclose(_hg.double().numpy(), [-1.0, 1.0], rtol=1e-9,
+                           err_msg="test max == min exactly, not a spread below a threshold")  # fmt: skip
 # contract: formula, eps (hand values: K = 8, one success; default eps = 1e-6 enters as std + eps)
 _hg = np.array(group_advantages(torch.eye(8, dtype=torch.float64)[2]).numpy(), dtype=np.float64)
 _sd = math.sqrt(7) / 8
