@@ -215,6 +215,8 @@ def preflight(lesson: str, root: Path, extra: list[str], wall_s: int,
         score, top = rec.get("score"), rec.get("max_score")
         if not rec["ok"] or score is None:
             return f"{sid}: grading failed ({rec.get('reason')})"
+        if sid == "canary+solution" and not top:
+            return "the instructor's solution had no points to earn (no autograded test cell?)"
         if sid == "canary+solution" and score != top:
             errs = "; ".join(rec.get("errors", [])[:3]) or "no error shown"
             return f"the instructor's solution scored {score:g}/{top:g} ({errs})"

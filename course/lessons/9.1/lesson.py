@@ -1121,6 +1121,8 @@ def expected_draws(success_rates: np.ndarray, B: float, G: int) -> float:
     Returns:
         A Python ``float``: the expected number of draws (>= B), or ``math.inf`` when no prompt in
         the pool can give an informative group (mean P_info == 0).
+        The mean is compared with 0 exactly and P_info computed as accurately as ``p_info``
+        promises: a pool [0, 1e-200] has a tiny mean, not a zero one, and a finite count.
 
     Raises:
         ValueError: empty or non-1-D ``success_rates``, B <= 0, or invalid p / G (as ``p_info``).

@@ -8,7 +8,8 @@ assert type(_x) is float and _x == math.inf, (
 # not "below some threshold")
 _x = expected_draws(np.array([0.0, 1e-200]), 1, 2)
 assert type(_x) is float and math.isfinite(_x) and math.isclose(_x, 1e200, rel_tol=1e-9), (
-    f"pool [0, 1e-200], G = 2: mean P_info = 1e-200, so 1e200 draws (inf only at 0), got {_x}"
+    f"pool [0, 1e-200], G = 2: mean P_info is 1e-200, not 0, so 1e200 draws; got {_x}: compare "
+    "the mean with 0 exactly, and compute P_info accurately (1 - (1-p)**G rounds to 0 here)"
 )
 # contract: mean-of-p-info, hand-values
 # pool [0, 1, 0.5, 0.5], G = 4: P_info(0.5, 4) = 1 - 2/16 = 0.875; mean = 1.75/4 = 0.4375; 12/0.4375

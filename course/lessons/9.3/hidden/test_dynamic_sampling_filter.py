@@ -39,7 +39,8 @@ _R = np.array([[2.0, 2.0, 2.0], [1.0, 1.0, 1.0], [-0.0, 0.0, 0.0], [0.999, 0.999
 _kept, _rej = dynamic_sampling_filter(_R)
 assert [str(d["reason"]) for d in _rej] == ["all_equal", "all_correct", "all_wrong", "all_equal",
                                             "all_equal", "all_equal", "all_equal"], (
-    [d["reason"] for d in _rej])  # fmt: skip
+    f"rows 2, 1, -0, 0.999, -1, 1e-300 and 1 - 1e-12 (not exactly 1: all_equal), got "
+    f"{[d['reason'] for d in _rej]}")  # fmt: skip
 # contract: exact (exactly equal: a tiny but nonzero spread is informative and kept)
 _R = np.array(
     [[0.3, 0.3, 0.3 + 1e-12], [1.0, 1.0 - 1e-15, 1.0], [0.5, 0.5, 0.5], [0.0, 1e-300, 0.0]]
@@ -56,7 +57,7 @@ for _d in _rej:
     for _key in ("index", "prompt_id"):
         _x = _d[_key]
         assert isinstance(_x, (int, np.integer)) and not isinstance(_x, (bool, np.bool_)), (
-            f"{_key!r} must be an int, got {type(_x).__name__} {_x!r}"
+            f"{_key!r} must be an int or NumPy integer, got {type(_x).__name__} {_x!r}"
         )
     assert _d["index"] == _d["prompt_id"]
 assert np.issubdtype(np.asarray(_kept).dtype, np.integer) and list(_kept) == [0]

@@ -44,7 +44,7 @@ assert type(_h) is np.ndarray and _h.shape == (1,), "a (1,) array is an array, n
 _h = pass_at_k(np.int64(5), np.int32(2), np.int64(2))
 assert type(_h) is float and math.isclose(_h, 0.7, rel_tol=1e-12), _h
 # 0-d arrays are scalars too (np.ndim == 0), alone or with a scalar
-_h = pass_at_k(np.array(5), np.array(2), np.array(2))
+_h = pass_at_k(np.array(5), np.array(2), 2)
 assert type(_h) is float and math.isclose(_h, 0.7, rel_tol=1e-12), (
     f"0-d array n and c must give a Python float, got {type(_h).__name__}"
 )
