@@ -42,6 +42,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOK = ROOT / "source_notebooks" / "9.5" / "9.5.ipynb"
 OUT = ROOT / "course" / "records" / "baselm_lab.json"
+# the replication: fresh seeds, judged on a fresh held-out stream (lesson 9.5's COURSE_LAB_HELDOUT:
+# no prompt the lab was tuned on or BaseLM's build measured)
+REPLICATION = ROOT / "course" / "records" / "baselm_lab_replication.json"
+REPLICATION_SEEDS = (3, 4, 5)
+REPLICATION_STREAM = 1
 COMMAND = "python -m dev.records.baselm_lab"  # what the record names (older records: dev.MOVED)
 RUNS = ("format_smoke", "arith_main", "arith_sloppy", "arith_patched", "arith_no_kl")
 AUDITED = ("arith_main", "arith_sloppy", "arith_patched")
@@ -51,7 +56,7 @@ SWEEP = ("sweep_K2", "sweep_K8", "sweep_K16")
 FORMAT_TRAINER_SEED = 0
 
 
-def execute(workdir: Path, seed: int, timeout: int = 3600) -> float:
+def execute(workdir: Path, seed: int, timeout: int = 3600, stream: int = 0) -> float:
     import nbformat
     from nbclient import NotebookClient
 
@@ -59,6 +64,7 @@ def execute(workdir: Path, seed: int, timeout: int = 3600) -> float:
     for key in ("COURSE_SMOKE", "NBGRADER_EXECUTION"):  # the full profile: the kernel inherits this
         os.environ.pop(key, None)
     os.environ["COURSE_LAB_SEED"] = str(seed)
+    os.environ["COURSE_LAB_HELDOUT"] = str(stream)
     t0 = time.time()
     NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": str(workdir)}}).execute()
     nbformat.write(nb, workdir / "executed.ipynb")
@@ -303,6 +309,42 @@ def lesson_phrases(record: dict) -> list[str]:
     ]
 
 
+def replication_phrases(rep: dict) -> list[str]:
+    """What lesson 9.5's replication paragraph quotes from the replication record (fresh seeds,
+    fresh held-out stream); the test checks it."""
+    r = rep["runs"]
+    seeds = list(r)
+
+    def per_seed(fmt) -> str:
+        return "; ".join(f"seed {seed}: {fmt(x)}" for seed, x in r.items())
+
+    def across(xs: list[float]) -> str:
+        return f"{min(xs):+.2f} to {max(xs):+.2f}, mean {sum(xs) / len(xs):+.2f}"
+
+    def change(run: str, rate) -> list[float]:
+        return [(rate(x[run])["gained"] - rate(x[run])["lost"]) / x[run]["n_heldout"]
+                for x in r.values()]  # fmt: skip
+
+    n = sorted({x["arith_main"]["n_heldout"] for x in r.values()})
+    return [
+        f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}, judged on held-out stream "
+        f"{rep['heldout_stream']} ({' or '.join(map(str, n))} prompts)",
+        "main run " + per_seed(lambda x: _diff(x["arith_main"]["rates"]["strict"])),
+        "main-run gain across the replication's seeds: "
+        + across(change("arith_main", lambda y: y["rates"]["strict"])),
+        "exploiting completions after the sloppy run "
+        + per_seed(lambda x: f"{x['arith_sloppy']['audit']['exploit_rate']:.2f}"),
+        "patched-rule pass rate after the sloppy run "
+        + per_seed(lambda x: _diff(x["arith_sloppy"]["audit"]["exact"])),
+        "patched run " + per_seed(lambda x: _diff(x["arith_patched"]["audit"]["exact"])),
+        "the sloppy run's patched-rule change across the replication's seeds: "
+        + across(change("arith_sloppy", lambda y: y["audit"]["exact"])),
+        "the patched run's gain across the replication's seeds: "
+        + across(change("arith_patched", lambda y: y["audit"]["exact"])),
+        "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
+    ]
+
+
 def timing_table(record: dict) -> str:
     """The "BaseLM lab" section of BENCHMARKS.md, from the record's timing."""
     t = record["timing"]
@@ -353,12 +395,20 @@ def main(argv=None) -> int:
         help="keep the executed notebook and runs/ in this folder",
     )
     ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    ap.add_argument("--heldout-stream", type=int, default=0,
+                    help="the lesson's COURSE_LAB_HELDOUT (0: the stream the lab was tuned on)")  # fmt: skip
+    ap.add_argument("--replication", action="store_true",
+                    help=f"seeds {' '.join(map(str, REPLICATION_SEEDS))}, held-out stream "
+                         f"{REPLICATION_STREAM}, written to {REPLICATION.relative_to(ROOT)}")  # fmt: skip
     a = ap.parse_args(argv)
+    if a.replication:
+        a.seeds, a.heldout_stream = list(REPLICATION_SEEDS), REPLICATION_STREAM
+        a.out = REPLICATION if a.out == OUT else a.out
     runs, seconds = {}, {}
     for i, seed in enumerate(a.seeds):
         with tempfile.TemporaryDirectory(prefix="baselm-lab-") as tmp:
             work = Path(tmp)
-            seconds[str(seed)] = round(execute(work, seed), 1)
+            seconds[str(seed)] = round(execute(work, seed, stream=a.heldout_stream), 1)
             if a.keep:
                 shutil.copytree(work, a.keep / f"seed{seed}", dirs_exist_ok=True)
             runs[str(seed)] = summarise(work / "runs")
@@ -374,11 +424,12 @@ def main(argv=None) -> int:
 
     baselm = json.loads((baselm_dir() / "passport.json").read_text())
     record = {
-        "command": COMMAND,
+        "command": COMMAND + (" --replication" if a.replication else ""),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "notebook_seconds": seconds,
         "baselm_weights_sha256": baselm["weights_sha256"],
         "seeds": {"trainer_and_lora": a.seeds, "timing_from": a.seeds[0]},
+        "heldout_stream": a.heldout_stream,
         "machine": {
             "cpu": _cpu_model(),
             "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
@@ -403,6 +454,9 @@ def main(argv=None) -> int:
     print(f"wrote {a.out} (seconds of notebook per seed: {seconds})")
     if a.out == OUT:  # a trial run written elsewhere leaves BENCHMARKS.md alone
         write_benchmarks_section(record)
+    if a.replication:
+        print("lesson 9.5 replication phrases:\n  " + "\n  ".join(replication_phrases(record)))
+        return 0
     print("registry 9.5-11 phrases:\n  " + "\n  ".join(figures(record)))
     print("lesson 9.5 phrases:\n  " + "\n  ".join(lesson_phrases(record)))
     return 0
