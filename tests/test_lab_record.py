@@ -137,3 +137,65 @@ def test_lab_timing_is_recorded_and_in_benchmarks():
     assert mlr.timing_table(RECORD) in text, (
         "BENCHMARKS.md's BaseLM lab section is not the record's: rerun python -m dev.records.baselm_lab"
     )
+
+
+REPLICATION = json.loads(mlr.REPLICATION.read_text())
+
+
+def test_the_replication_is_fresh_seeds_on_a_fresh_heldout_stream():
+    """Issue 20: the lab's configuration was chosen on seeds 0-2 and held-out stream 0; the
+    replication runs seeds none of those runs used, judged on held-out prompts none of which the
+    tuning or BaseLM's build read (lesson 9.5's heldout_tasks drops stream 0's first TUNING_DRAWS
+    draws)."""
+    rep = REPLICATION
+    assert current_command(rep["command"]) == mlr.COMMAND + " --replication"
+    assert rep["baselm_weights_sha256"] == RECORD["baselm_weights_sha256"]
+    assert rep["seeds"]["trainer_and_lora"] == list(mlr.REPLICATION_SEEDS)
+    assert not set(mlr.REPLICATION_SEEDS) & set(mlr.SEEDS)
+    assert rep["heldout_stream"] == mlr.REPLICATION_STREAM != 0
+    assert set(rep["runs"]) == {str(s) for s in mlr.REPLICATION_SEEDS}
+    # the lesson's constants, and the stream they give: as many prompts as the record judged on
+    lesson = (ROOT / "course" / "lessons" / "9.5" / "lesson.py").read_text()
+    n_eval = int(re.search(r"^N_EVAL = 32 if SMOKE else (\d+)", lesson, re.M).group(1))
+    draws = int(re.search(r"^TUNING_DRAWS = (\d+)", lesson, re.M).group(1))
+    assert draws >= 240, "the settings probe read stream 0's first 240 draws"
+    from helpers.tasks import make_tasks
+
+    def question(t) -> str:
+        return t.prompt.split("=?")[0]
+
+    tuned = {question(t) for t in make_tasks("arithmetic_choice", draws, "heldout", 0)}
+    stream0 = {t.prompt for t in make_tasks("arithmetic_choice", n_eval, "heldout", 0)}
+    fresh = make_tasks("arithmetic_choice", 10 * n_eval, "heldout", rep["heldout_stream"])
+    assert len({t.prompt for t in fresh if question(t) not in tuned}) >= len(stream0)
+    assert {r["arith_main"]["n_heldout"] for r in rep["runs"].values()} == {len(stream0)}
+
+
+def test_the_lesson_quotes_the_replication():
+    text = (ROOT / "course" / "lessons" / "9.5" / "lesson.py").read_text()
+    flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())
+    missing = [p for p in mlr.replication_phrases(REPLICATION, RECORD) if p not in flat]
+    assert not missing, f"lesson 9.5 does not quote the replication record: {missing}"
+
+
+def test_what_the_lesson_says_replicates_holds_on_every_seed():
+    """The replication paragraph's claims: the main and patched runs gain measurably on every
+    fresh seed (no exploit in the patched run); the sloppy run finds the exploit on every seed, its
+    sloppy-rule rate rises, and on all six seeds its patched-rule pass rate ends below the patched
+    run's; the K = 8 run gains on every fresh seed."""
+    for seed, r in REPLICATION["runs"].items():
+        assert r["arith_main"]["rates"]["strict"]["ci95"][0] > 0, seed
+        patched = r["arith_patched"]["audit"]
+        assert patched["exact"]["ci95"][0] > 0 and round(patched["exploit_rate"], 2) == 0.0, seed
+        assert r["arith_sloppy"]["audit"]["exploit_rate"] > 0.1, seed
+        assert r["sweep_K8"]["rates"]["strict"]["ci95"][0] > 0, seed
+    for seed, r in [*RECORD["runs"].items(), *REPLICATION["runs"].items()]:
+        sloppy = r["arith_sloppy"]
+        assert sloppy["rates"]["sloppy"]["ci95"][0] > 0, f"seed {seed}: the sloppy reward rose"
+        assert sloppy["audit"]["exact"]["after"] < r["arith_patched"]["audit"]["exact"]["after"], (
+            seed
+        )
+    k8 = [r["sweep_K8"]["rates"]["strict"] for r in [*RECORD["runs"].values(),
+                                                      *REPLICATION["runs"].values()]]  # fmt: skip
+    assert (sum(x["diff"] > 0 for x in k8), sum(x["diff"] < 0 for x in k8)) == (5, 1)
+    assert sum(x["diff"] > 0 and x["ci95"][0] <= 0 for x in k8) == 1

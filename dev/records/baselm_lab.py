@@ -20,6 +20,11 @@ rewritten from them.
 
 Run: ``python -m dev.records.baselm_lab`` (about 5 minutes per seed on a quiet 2-core
 machine, several times that under load).
+
+The replication: ``python -m dev.records.baselm_lab --replication`` runs fresh seeds (3, 4, 5) judged
+on a fresh held-out stream (the lesson's ``COURSE_LAB_HELDOUT=1``: no question the tuning, the
+settings probe or BaseLM's build read) into ``course/records/baselm_lab_replication.json``, in the
+same format; lesson 9.5's replication paragraph quotes it (``replication_phrases``).
 """
 
 from __future__ import annotations
@@ -309,17 +314,23 @@ def lesson_phrases(record: dict) -> list[str]:
     ]
 
 
-def replication_phrases(rep: dict) -> list[str]:
+def replication_phrases(rep: dict, main: dict) -> list[str]:
     """What lesson 9.5's replication paragraph quotes from the replication record (fresh seeds,
-    fresh held-out stream); the test checks it."""
+    fresh held-out stream) and, for comparison, the main record; the test checks it."""
     r = rep["runs"]
     seeds = list(r)
+    start = {x["arith_main"]["rates"]["strict"]["before"] for x in r.values()}
+    start0 = {x["arith_main"]["rates"]["strict"]["before"] for x in main["runs"].values()}
+    # how far the sloppy run's patched-rule pass rate ended below the patched run's
+    gap = [x["arith_patched"]["audit"]["exact"]["after"] - x["arith_sloppy"]["audit"]["exact"]["after"]
+           for x in r.values()]  # fmt: skip
 
     def per_seed(fmt) -> str:
         return "; ".join(f"seed {seed}: {fmt(x)}" for seed, x in r.items())
 
     def across(xs: list[float]) -> str:
-        return f"{min(xs):+.2f} to {max(xs):+.2f}, mean {sum(xs) / len(xs):+.2f}"
+        lo, hi = f"{min(xs):+.2f}", f"{max(xs):+.2f}"
+        return f"{lo} on each seed" if lo == hi else f"{lo} to {hi}, mean {sum(xs) / len(xs):+.2f}"
 
     def change(run: str, rate) -> list[float]:
         return [(rate(x[run])["gained"] - rate(x[run])["lost"]) / x[run]["n_heldout"]
@@ -329,6 +340,7 @@ def replication_phrases(rep: dict) -> list[str]:
     return [
         f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}, judged on held-out stream "
         f"{rep['heldout_stream']} ({' or '.join(map(str, n))} prompts)",
+        f"made on {rep['machine']['cpu']} ({rep['machine']['torch_cpu_capability']} kernels)",
         "main run " + per_seed(lambda x: _diff(x["arith_main"]["rates"]["strict"])),
         "main-run gain across the replication's seeds: "
         + across(change("arith_main", lambda y: y["rates"]["strict"])),
@@ -342,6 +354,9 @@ def replication_phrases(rep: dict) -> list[str]:
         "the patched run's gain across the replication's seeds: "
         + across(change("arith_patched", lambda y: y["audit"]["exact"])),
         "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
+        f"Its start is lower on these prompts ({' or '.join(f'{v:.2f}' for v in sorted(start))}, "
+        f"where stream 0 gives {' or '.join(f'{v:.2f}' for v in sorted(start0))})",
+        f"by {min(gap):.2f} to {max(gap):.2f} here",
     ]
 
 
@@ -455,7 +470,10 @@ def main(argv=None) -> int:
     if a.out == OUT:  # a trial run written elsewhere leaves BENCHMARKS.md alone
         write_benchmarks_section(record)
     if a.replication:
-        print("lesson 9.5 replication phrases:\n  " + "\n  ".join(replication_phrases(record)))
+        main = json.loads(OUT.read_text())
+        print(
+            "lesson 9.5 replication phrases:\n  " + "\n  ".join(replication_phrases(record, main))
+        )
         return 0
     print("registry 9.5-11 phrases:\n  " + "\n  ".join(figures(record)))
     print("lesson 9.5 phrases:\n  " + "\n  ".join(lesson_phrases(record)))

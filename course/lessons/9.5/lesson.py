@@ -2243,7 +2243,8 @@ if RUN_BASELM:
 # BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
 # learning rate amplify them before the honest skill wins the race (at lr 3e-3 the honest skill won
 # on one of the two seeds the instructor's probes ran at 3e-3; the configuration was then chosen on
-# the same seeds and held-out prompts these figures report, so they are not a fresh replication); a shorter run, or another seed or CPU, may find
+# the same seeds and held-out prompts these figures report, so they are not a fresh replication: the
+# replication below is); a shorter run, or another seed or CPU, may find
 # nothing, and "not found in N steps" is all such a run can say.
 #
 # **What these intervals cover, and what they do not.** Each paired interval covers one source of
@@ -2265,9 +2266,31 @@ if RUN_BASELM:
 # K = 2, 8, 16 on each seed) are secondary, and they are adjusted as one family: Holm's step-down
 # procedure on the p-values of the score test behind the intervals (`helpers.stats.holm`). Of the
 # 12 secondary contrasts, 9 exclude 0 unadjusted and 9 survive Holm's adjustment at family-wise
-# level 0.05; the 3 that do not are seed 0: K=8; seed 1: K=2; seed 1: K=16. The replication that
-# would settle these points (fresh seeds and a held-out stream never used for tuning or
-# calibration) has not been run for this record: it needs the record to be made again.
+# level 0.05; the 3 that do not are seed 0: K=8; seed 1: K=2; seed 1: K=16.
+#
+# **The replication.** The same lab, with seeds 3, 4 and 5, judged on held-out stream 1 (199 prompts)
+# (`COURSE_LAB_HELDOUT=1`: held-out prompts whose question none of the tuning, the calibration or
+# BaseLM's build ever asked), made on Intel(R) Xeon(R) Processor (AVX512 kernels), another CPU than
+# the record above (the course's replication record, made by one command as the record is). Its
+# start is lower on these prompts (0.58, where stream 0 gives 0.61). The main run replicates: main run seed 3: 0.58 -> 0.97 (+0.39 [+0.32, +0.46]);
+# seed 4: 0.58 -> 0.94 (+0.36 [+0.29, +0.43]); seed 5: 0.58 -> 0.98 (+0.40 [+0.33, +0.47]), so the
+# main-run gain across the replication's seeds: +0.36 to +0.40, mean +0.38. So does the patched
+# run: patched run seed 3: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 -> 0.96 (+0.38 [+0.31,
+# +0.45]); seed 5: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]) (the patched run's gain across the
+# replication's seeds: +0.38 on each seed), exploiting 0.00 on each. The sloppy run found the
+# exploit again on every seed (exploiting completions after the sloppy run seed 3: 0.35; seed 4:
+# 0.48; seed 5: 0.12), but what it did to the intended property varied more than seeds 0-2
+# suggested: patched-rule pass rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02 [-0.11, +0.08],
+# no difference measured); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.80 (+0.22
+# [+0.13, +0.31]), that is the sloppy run's patched-rule change across the replication's seeds:
+# -0.15 to +0.22, mean +0.02. What holds on all six seeds is the gap: the sloppy run's reward rose
+# while its patched-rule pass rate ended below the patched run's, by 0.16 to 0.53 here. The collapse
+# of seeds 0 and 2 is one outcome among several, and a run that ends with the honest skill ahead
+# (seed 5) can still have learned the exploit. The 30-step K = 8 run, which disagreed with itself on
+# seeds 0-2, gained on each fresh seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4:
+# +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07, +0.22]): over six seeds, five gains (one with an
+# interval that reaches 0) and one loss, which is what a spread from seed to seed looks like. The replication's intervals are reported unadjusted:
+# they repeat the lab's contrasts, they are not new ones.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
