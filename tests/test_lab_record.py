@@ -199,3 +199,21 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
                                                       *REPLICATION["runs"].values()]]  # fmt: skip
     assert (sum(x["diff"] > 0 for x in k8), sum(x["diff"] < 0 for x in k8)) == (5, 1)
     assert sum(x["diff"] > 0 and x["ci95"][0] <= 0 for x in k8) == 1
+    # another CPU; a 250-step run's main and patched gains keep their sign on all six seeds
+    assert REPLICATION["machine"]["cpu"] != RECORD["machine"]["cpu"]
+    for seed, r in [*RECORD["runs"].items(), *REPLICATION["runs"].items()]:
+        assert r["arith_main"]["rates"]["strict"]["diff"] > 0, seed
+        assert r["arith_patched"]["audit"]["exact"]["diff"] > 0, seed
+    # "on seeds 4 and 5 partly ... runs of digits that contain the sum"
+    digit_runs = {seed for seed, r in REPLICATION["runs"].items()
+                  for _, c in r["arith_sloppy"]["audit"]["exploit_examples"]
+                  if c.strip().isdigit() and len(c.strip()) > 3}  # fmt: skip
+    assert digit_runs == {"4", "5"}, digit_runs
+    # "Seed 5 shows the two at once: its patched-rule rate rose by 0.22 while 0.12 of its
+    # generations exploited the rule"
+    five = REPLICATION["runs"]["5"]["arith_sloppy"]["audit"]
+    assert five["exact"]["ci95"][0] > 0 and five["exploit_rate"] > 0.1
+    text = (ROOT / "course" / "lessons" / "9.5" / "lesson.py").read_text()
+    flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())
+    assert (f"rose by {five['exact']['diff']:.2f} while {five['exploit_rate']:.2f} of its "
+            "generations exploited") in flat  # fmt: skip

@@ -319,11 +319,6 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
     fresh held-out stream) and, for comparison, the main record; the test checks it."""
     r = rep["runs"]
     seeds = list(r)
-    start = {x["arith_main"]["rates"]["strict"]["before"] for x in r.values()}
-    start0 = {x["arith_main"]["rates"]["strict"]["before"] for x in main["runs"].values()}
-    # how far the sloppy run's patched-rule pass rate ended below the patched run's
-    gap = [x["arith_patched"]["audit"]["exact"]["after"] - x["arith_sloppy"]["audit"]["exact"]["after"]
-           for x in r.values()]  # fmt: skip
 
     def per_seed(fmt) -> str:
         return "; ".join(f"seed {seed}: {fmt(x)}" for seed, x in r.items())
@@ -336,27 +331,62 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         return [(rate(x[run])["gained"] - rate(x[run])["lost"]) / x[run]["n_heldout"]
                 for x in r.values()]  # fmt: skip
 
+    def rates(name: str) -> list[str]:
+        return sorted({f"{x['arith_main']['rates']['strict'][name]:.2f}"
+                       for x in name_runs})  # fmt: skip
+
+    name_runs = list(r.values())
+    start = rates("before")
+    name_runs = list(main["runs"].values())
+    start0 = rates("before")
+    side = (
+        "lower"
+        if max(start) < min(start0)
+        else "higher"
+        if min(start) > max(start0)
+        else "about the same"
+    )
     n = sorted({x["arith_main"]["n_heldout"] for x in r.values()})
+    # how far the sloppy run's patched-rule pass rate ended below the patched run's
+    gap = [x["arith_patched"]["audit"]["exact"]["after"] - x["arith_sloppy"]["audit"]["exact"]["after"]
+           for x in r.values()]  # fmt: skip
+    # the K = 8 run over both records' seeds
+    k8 = [x["sweep_K8"]["rates"]["strict"] for x in [*main["runs"].values(), *r.values()]]
+    ups = sum(x["diff"] > 0 for x in k8)
+    # a completion of the sloppy run that is one run of digits holding the sum (neither hedge nor
+    # stutter), the first in seed order
+    digit_runs = [(q, c) for x in r.values() for q, c in x["arith_sloppy"]["audit"]["exploit_examples"]
+                  if c.strip().isdigit() and len(c.strip()) > 3]  # fmt: skip
+    q, c = digit_runs[0]
     return [
         f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}, judged on held-out stream "
         f"{rep['heldout_stream']} ({' or '.join(map(str, n))} prompts)",
         f"made on {rep['machine']['cpu']} ({rep['machine']['torch_cpu_capability']} kernels)",
+        f"record above ({main['machine']['cpu']})",
+        f"Its start is {side} on these prompts ({' or '.join(start)}, where stream 0 gives "
+        f"{' or '.join(start0)})",
         "main run " + per_seed(lambda x: _diff(x["arith_main"]["rates"]["strict"])),
         "main-run gain across the replication's seeds: "
         + across(change("arith_main", lambda y: y["rates"]["strict"])),
         "exploiting completions after the sloppy run "
         + per_seed(lambda x: f"{x['arith_sloppy']['audit']['exploit_rate']:.2f}"),
+        f'such as `"{c}"` for {q.split("=?")[0].removeprefix("Q: ")}',
         "patched-rule pass rate after the sloppy run "
         + per_seed(lambda x: _diff(x["arith_sloppy"]["audit"]["exact"])),
         "patched run " + per_seed(lambda x: _diff(x["arith_patched"]["audit"]["exact"])),
         "the sloppy run's patched-rule change across the replication's seeds: "
         + across(change("arith_sloppy", lambda y: y["audit"]["exact"])),
+        "no fresh seed collapsed as seeds 0 and 2 did (its lowest patched-rule pass rate after "
+        "the sloppy run: "
+        f"{min(x['arith_sloppy']['audit']['exact']['after'] for x in r.values()):.2f})",
         "the patched run's gain across the replication's seeds: "
         + across(change("arith_patched", lambda y: y["audit"]["exact"])),
-        "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
-        f"Its start is lower on these prompts ({' or '.join(f'{v:.2f}' for v in sorted(start))}, "
-        f"where stream 0 gives {' or '.join(f'{v:.2f}' for v in sorted(start0))})",
         f"by {min(gap):.2f} to {max(gap):.2f} here",
+        "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
+        f"over {len(k8)} seeds, {ups} gains ({sum(x['diff'] > 0 and x['ci95'][0] <= 0 for x in k8)} "
+        f"with an interval that reaches 0) and {len(k8) - ups} loss",
+        "K = 16 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K16"]["rates"]["strict"])),
+        holm_phrase(rep),
     ]
 
 

@@ -182,11 +182,8 @@ for c, y in REVIEW:
     print(f"{c!r:<22}{str(y):>6}{s:>8.0f}{l:>8.0f}{flag}")
 for v, key in ((verify_arithmetic, "strict"), (verify_arithmetic_sloppy, "sloppy")):
     rates = review_rates(v)
-    print(
-        f"{v.name}: FP rate {quote(f'9.5:review_fp_{key}', rates['false_positive_rate'])}, "
-        f"FN rate {quote(f'9.5:review_fn_{key}', rates['false_negative_rate'])}",
-        rates,
-    )
+    print(f"{v.name}: FP rate {quote(f'9.5:review_fp_{key}', rates['false_positive_rate'])}, "
+          f"FN rate {quote(f'9.5:review_fn_{key}', rates['false_negative_rate'])}", rates)
 
 # %% [markdown]
 # The strict final-answer verifier reads the **last** integer: it accepts `" 79 or 81"` (a false
@@ -285,10 +282,8 @@ def rollout_record(tasks, sample, scores, seed) -> dict:
         "completion_tokens": sample.completion_ids.tolist(),
         "action_mask": sample.completion_mask.tolist(),
         "old_logprobs": sample.logprobs.tolist(),
-        "generator": {
-            "policy": "GRUPolicy (untrained demo)",
-            "weights": tensor_hash(torch.cat([p.detach().flatten() for p in gru.parameters()])),
-        },
+        "generator": {"policy": "GRUPolicy (untrained demo)", "weights": tensor_hash(
+            torch.cat([p.detach().flatten() for p in gru.parameters()]))},
         "decoding": {**sample.decoding, "seed": seed},
         "reward_components": {k: v.tolist() for k, v in scores.items()},
         "stop_reason": sample.stop_reason,
@@ -298,16 +293,9 @@ def rollout_record(tasks, sample, scores, seed) -> dict:
     }
 
 
-s07 = sample_groups(
-    gru,
-    lab_tok,
-    [t.prompt for t in demo_tasks],
-    4,
-    max_new_tokens=9,
-    temperature=0.7,
-    allowed_tokens=grammar,
-    generator=torch.Generator().manual_seed(7),
-)
+s07 = sample_groups(gru, lab_tok, [t.prompt for t in demo_tasks], 4, max_new_tokens=9,
+                    temperature=0.7, allowed_tokens=grammar,
+                    generator=torch.Generator().manual_seed(7))
 record = rollout_record(demo_tasks, s07, gru_lab.score(gru_lab.LAB_VERIFIER, demo_tasks, s07), 7)
 print("completions:", s07.texts)
 print("stop reasons:", s07.stop_reason, " decoding:", record["decoding"])
@@ -331,10 +319,8 @@ with torch.no_grad():
 for name, logits in variants.items():
     lp = gru_lab.token_logprobs(logits, s07.completion_ids, mask07)
     ratio = torch.exp(lp - s07.logprobs)[mask07 > 0]
-    print(
-        f"{name:<30} max |logp - stored| = {float(((lp - s07.logprobs) * mask07).abs().max()):.2e}"
-        f"   ratio range [{float(ratio.min()):.3f}, {float(ratio.max()):.3f}]"
-    )
+    print(f"{name:<30} max |logp - stored| = {float(((lp - s07.logprobs) * mask07).abs().max()):.2e}"
+          f"   ratio range [{float(ratio.min()):.3f}, {float(ratio.max()):.3f}]")
 lp_i = gru_lab.token_logprobs(variants["(i) behaviour: mask + T=0.7"], s07.completion_ids, mask07)
 assert float(((lp_i - s07.logprobs) * mask07).abs().max()) < 1e-5
 
@@ -347,15 +333,9 @@ assert float(((lp_i - s07.logprobs) * mask07).abs().max()) < 1e-5
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     _tiny, _tok = tiny_lm(seed=0)
-    GRPOTrainer(
-        add_lora(_tiny),
-        load_reference(tiny_lm(seed=0)[0]),
-        _tok,
-        make_tasks("format", 2),
-        verify_format,
-        train_step=lambda trainer, tasks: {},
-        config=TrainerConfig(temperature=0.7),
-    )
+    GRPOTrainer(add_lora(_tiny), load_reference(tiny_lm(seed=0)[0]), _tok, make_tasks("format", 2),
+                verify_format, train_step=lambda trainer, tasks: {},
+                config=TrainerConfig(temperature=0.7))
 print("trainer warning:", *[str(w.message) for w in caught])
 
 # %% [markdown]
@@ -453,10 +433,8 @@ print("naive (r - mean) / std on an all-correct group:", (_r - _r.mean()) / _r.s
 for _v in (0.1, 0.3, 1.2):
     _r = torch.full((7,), _v)  # float32, one degenerate group of K = 7
     _sd = _r.std(unbiased=False)
-    print(
-        f"seven {_v}s: torch std {float(_sd):.1e}, max |(r - mean) / (std + 1e-6)| = "
-        f"{float(((_r - _r.mean()) / (_sd + 1e-6)).abs().max()):.3f}, max == min: {bool(_r.max() == _r.min())}"
-    )
+    print(f"seven {_v}s: torch std {float(_sd):.1e}, max |(r - mean) / (std + 1e-6)| = "
+          f"{float(((_r - _r.mean()) / (_sd + 1e-6)).abs().max()):.3f}, max == min: {bool(_r.max() == _r.min())}")
 assert float(torch.full((7,), 1.2).std(unbiased=False)) > 0  # the residue the std == 0 guard misses
 
 
@@ -724,10 +702,8 @@ paid = np.array([True, False, False])
 d_toy = np.log(ref_toy) - np.log(pi_toy)
 k3_toy = np.exp(d_toy) - d_toy - 1  # (3,) per outcome
 p_paid = pi_toy[paid].sum()
-print(
-    f"KL(pi || ref) = {quote('9.5:toy_kl', pi_toy @ np.log(pi_toy / ref_toy), '.3f')} = E[k3] "
-    f"= {pi_toy @ k3_toy:.3f};  H(pi) = {quote('9.5:toy_entropy', -pi_toy @ np.log(pi_toy), '.3f')}"
-)
+print(f"KL(pi || ref) = {quote('9.5:toy_kl', pi_toy @ np.log(pi_toy / ref_toy), '.3f')} = E[k3] "
+      f"= {pi_toy @ k3_toy:.3f};  H(pi) = {quote('9.5:toy_entropy', -pi_toy @ np.log(pi_toy), '.3f')}")
 for K in (2, 8):
     w = np.where(paid, 1 - p_paid ** (K - 1), 1 - (1 - p_paid) ** (K - 1))  # P(mixed | this row)
     cond = pi_toy * w / (pi_toy @ w)  # (3,) the outcome of a row, given its group is informative
@@ -737,10 +713,8 @@ for K in (2, 8):
         num = sum(np.prod(pi_toy[list(g)]) * k3_toy[list(g)].mean() for g in mixed)
         assert math.isclose(num / sum(np.prod(pi_toy[list(g)]) for g in mixed), cond @ k3_toy)
     surprisal = quote(f"9.5:toy_surprisal_K{K}", cond @ -np.log(pi_toy), ".3f")
-    print(
-        f"K = {K}: E[k3 | informative] = {quote(f'9.5:toy_k3_K{K}', cond @ k3_toy, '.3f')}, "
-        f"E[surprisal | informative] = {surprisal}"
-    )
+    print(f"K = {K}: E[k3 | informative] = {quote(f'9.5:toy_k3_K{K}', cond @ k3_toy, '.3f')}, "
+          f"E[surprisal | informative] = {surprisal}")
     assert cond @ k3_toy > pi_toy @ k3_toy  # here the selected rows overstate the KL
 
 # %% [markdown]
@@ -769,10 +743,8 @@ for A_, rho_ in [(1.0, 1.1), (1.0, 1.3), (-1.0, 0.9), (-1.0, 0.7), (-1.0, 1.3)]:
     lr_ = torch.tensor(math.log(rho_), requires_grad=True)
     obj = torch.minimum(lr_.exp() * A_, lr_.exp().clamp(0.8, 1.2) * A_)
     (g_,) = torch.autograd.grad(-obj, lr_)
-    print(
-        f"A={A_:+.0f} rho={rho_:.1f}: d loss / d logp = {float(g_):+.3f}  (formula: "
-        f"{0.0 if (A_ > 0 and rho_ > 1.2) or (A_ < 0 and rho_ < 0.8) else -A_ * rho_:+.3f})"
-    )
+    print(f"A={A_:+.0f} rho={rho_:.1f}: d loss / d logp = {float(g_):+.3f}  (formula: "
+          f"{0.0 if (A_ > 0 and rho_ > 1.2) or (A_ < 0 and rho_ < 0.8) else -A_ * rho_:+.3f})")
 
 
 # %% [solution] id=clipped_grpo_loss
@@ -994,16 +966,8 @@ if lab is not None:
     (lab_dir / "history.json").write_text(json.dumps(lab.history) + "\n")
     p = lab.passport
     print("saved to", lab_dir)
-    print(
-        "config_hash",
-        p["config_hash"],
-        "| verifier",
-        p["verifier"]["name"],
-        p["verifier"]["version"],
-        p["verifier"]["config_hash"],
-        "| git",
-        p["git"],
-    )
+    print("config_hash", p["config_hash"], "| verifier", p["verifier"]["name"], p["verifier"]["version"],
+          p["verifier"]["config_hash"], "| git", p["git"])
     print(
         "reference unchanged:",
         p["extra"]["reference_hash_start"] == p["extra"]["reference_hash_end"],
@@ -1020,47 +984,19 @@ if lab is not None:
 # %%
 if lab is not None:
     lab_steps, lab_evals = split_lab_history(lab.history)
-    keep = [
-        "reward",
-        "correct",
-        "consistent",
-        "format",
-        "entropy",
-        "kl_ref",
-        "clip_low",
-        "clip_high",
-        "ratio_max",
-        "informative_rate",
-        "truncation_rate",
-        "len_mean",
-        "time_s",
-    ]
+    keep = ["reward", "correct", "consistent", "format", "entropy", "kl_ref", "clip_low",
+            "clip_high", "ratio_max", "informative_rate", "truncation_rate", "len_mean", "time_s"]
     display_fig = plot_dashboard(
-        {k: lab_steps[k] for k in ["step", *keep]},
-        title="GRU lab: per rollout step",
+        {k: lab_steps[k] for k in ["step", *keep]}, title="GRU lab: per rollout step",
         labels={"entropy": "entropy (exact, behaviour logits)"},
     )
     display(display_fig)
     k = gru_lab.PROFILES[LAB_PROFILE].pass_k
-    ekeys = [
-        "train_acc",
-        "heldout_acc",
-        f"train_pass@{k}",
-        f"heldout_pass@{k}",
-        "train_entropy",
-        "train_coverage",
-        "train_concentration",
-        "heldout_greedy_acc",
-    ]
-    display(
-        plot_history(
-            {k2: lab_evals[k2] for k2 in ["step", *ekeys]},
-            keys=ekeys,
-            ncols=4,
-            title="GRU lab: fresh-generation evaluation (x = RL step)",
-            labels={"train_entropy": "train_entropy (exact)"},
-        )
-    )
+    ekeys = ["train_acc", "heldout_acc", f"train_pass@{k}", f"heldout_pass@{k}", "train_entropy",
+             "train_coverage", "train_concentration", "heldout_greedy_acc"]
+    display(plot_history({k2: lab_evals[k2] for k2 in ["step", *ekeys]}, keys=ekeys, ncols=4,
+                         title="GRU lab: fresh-generation evaluation (x = RL step)",
+                         labels={"train_entropy": "train_entropy (exact)"}))
 
 # %% [markdown]
 # **Does the dashboard detect the failure?** The pattern to look for has five parts, read between the
@@ -1073,15 +1009,8 @@ if lab is not None:
 if lab is not None:
     fp = lab.failure_pattern()
     h = lab.history
-    for key in (
-        "train_acc",
-        "train_entropy",
-        f"train_pass@{k}",
-        "train_coverage",
-        "train_concentration",
-        "heldout_greedy_acc",
-        f"heldout_pass@{k}",
-    ):
+    for key in ("train_acc", "train_entropy", f"train_pass@{k}", "train_coverage", "train_concentration",
+                "heldout_greedy_acc", f"heldout_pass@{k}"):
         print(f"{key:>22}: {h[key][0]:.3f} -> {h[key][-1]:.3f}")
     print("failure pattern:", fp)
     print(
@@ -1178,22 +1107,14 @@ else:
 
 # %%
 _lm, _tk = tiny_lm(seed=1)
-_s = sample_groups(
-    _lm,
-    _tk,
-    ["Q: 2+2=? A:", "Q: 13+4=? A:"],
-    2,
-    max_new_tokens=5,
-    generator=torch.Generator().manual_seed(0),
-)
+_s = sample_groups(_lm, _tk, ["Q: 2+2=? A:", "Q: 13+4=? A:"], 2, max_new_tokens=5,
+                   generator=torch.Generator().manual_seed(0))
 print("prompt_len P =", _s.prompt_len, "| completion lengths", _s.lengths.tolist())
 print("attention mask of row 0 (left padding, then completion):\n", _s.attention_mask[0].tolist())
 print("position ids of row 0:\n", _s.position_ids[0].tolist())
 n_completion = int(_s.completion_mask.sum())
-print(
-    f"uniform model: completion-only sum must be -{n_completion} * log V = "
-    f"{-n_completion * math.log(_tk.vocab_size):.4f}"
-)
+print(f"uniform model: completion-only sum must be -{n_completion} * log V = "
+      f"{-n_completion * math.log(_tk.vocab_size):.4f}")
 
 
 # %% [solution] id=completion_log_prob
@@ -1271,13 +1192,8 @@ try:
             _lm, _s.input_ids, _s.attention_mask, _s.prompt_len, _s.position_ids
         )
         whole = completion_log_prob(_lm, _s.input_ids, _s.attention_mask, 1, _s.position_ids)
-        shifted = completion_log_prob(
-            _lm,
-            _s.input_ids,
-            _s.attention_mask,
-            _s.prompt_len,
-            torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids),
-        )
+        shifted = completion_log_prob(_lm, _s.input_ids, _s.attention_mask, _s.prompt_len,
+                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))
     behaviour = (_s.logprobs * _s.completion_mask).sum(1)  # stored by the sampler at T = 1
     print("completion only     :", comp.numpy())
     print("sampler's own sums  :", behaviour.numpy())
@@ -1290,24 +1206,15 @@ try:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    _gpt2 = GPT2LMHeadModel(
-        GPT2Config(vocab_size=_tk.vocab_size, n_positions=64, n_embd=16, n_layer=1, n_head=2)
-    ).eval()
+    _gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=_tk.vocab_size, n_positions=64, n_embd=16,
+                                       n_layer=1, n_head=2)).eval()
     with torch.no_grad():
-        g_ok = completion_log_prob(
-            _gpt2, _s.input_ids, _s.attention_mask, _s.prompt_len, _s.position_ids
-        )
-        g_shift = completion_log_prob(
-            _gpt2,
-            _s.input_ids,
-            _s.attention_mask,
-            _s.prompt_len,
-            torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids),
-        )
-    print(
-        f"GPT-2, positions 0..L-1: max difference {float((g_shift - g_ok).abs().max()):.1e} "
-        "(learned absolute positions: not shift-invariant)"
-    )
+        g_ok = completion_log_prob(_gpt2, _s.input_ids, _s.attention_mask, _s.prompt_len,
+                                   _s.position_ids)
+        g_shift = completion_log_prob(_gpt2, _s.input_ids, _s.attention_mask, _s.prompt_len,
+                                      torch.arange(_s.input_ids.shape[1]).expand_as(_s.input_ids))
+    print(f"GPT-2, positions 0..L-1: max difference {float((g_shift - g_ok).abs().max()):.1e} "
+          "(learned absolute positions: not shift-invariant)")
     assert float((g_shift - g_ok).abs().max()) > 1e-3
 except NotImplementedError:
     print("Implement completion_log_prob above to run this comparison.")
@@ -1537,10 +1444,8 @@ assert all(np.array_equal(_before[n_], _after[n_]) for n_ in _before), (
 # %%
 pairs = [(a, b) for a in range(10, 100) for b in range(10, 100) if is_heldout(a, b)]
 swapped = sum(not is_heldout(b, a) for a, b in pairs)  # (b, a) in the training pool
-print(
-    f"held-out pairs {quote('9.5:heldout_pairs', len(pairs))}; with the swapped pair in the training "
-    f"pool: {quote('9.5:swapped_in_train', swapped)}"
-)
+print(f"held-out pairs {quote('9.5:heldout_pairs', len(pairs))}; with the swapped pair in the training "
+      f"pool: {quote('9.5:swapped_in_train', swapped)}")
 assert all(is_heldout(b, a) == (a % 7 == 0 and b % 7 == 0) for a, b in pairs)
 
 # %%
@@ -1551,20 +1456,11 @@ if not HAVE_BASELM:
     )
 else:
     BASELM_PASSPORT = json.loads((baselm_dir() / "passport.json").read_text())
-    print(
-        BASELM_PASSPORT["name"],
-        "| params",
-        BASELM_PASSPORT["model"]["parameters"],
-        "| weights sha256",
-        BASELM_PASSPORT["weights_sha256"][:16],
-        "| versions",
-        BASELM_PASSPORT["versions"],
-    )
+    print(BASELM_PASSPORT["name"], "| params", BASELM_PASSPORT["model"]["parameters"],
+          "| weights sha256", BASELM_PASSPORT["weights_sha256"][:16], "| versions", BASELM_PASSPORT["versions"])
     for fam, fig_ in BASELM_PASSPORT["figures"].items():
-        print(
-            f"  {fam}: greedy held-out pass {fig_['greedy_pass_rate']:.2f}, informative groups "
-            f"{fig_['informative_fraction']:.2f} (measured when BaseLM was built)"
-        )
+        print(f"  {fam}: greedy held-out pass {fig_['greedy_pass_rate']:.2f}, informative groups "
+              f"{fig_['informative_fraction']:.2f} (measured when BaseLM was built)")
 
 # One seed decides the BaseLM runs below: the LoRA adapters' initialisation of every run, and the
 # trainer's seed (prompt order, sampling) of every arithmetic run (the format smoke test of
@@ -1609,9 +1505,9 @@ def unique_tasks(tasks: list[Task]) -> list[Task]:
 # Which held-out prompts judge the arithmetic runs. Stream 0 (the default) is the one the lab was
 # tuned on: the learning rate was chosen on it and BaseLM's build measured its figures on it. The
 # course's replication sets COURSE_LAB_HELDOUT=1: prompts drawn with another seed whose question
-# ("Q: 65+94", whatever its options) is none of those in stream 0's first TUNING_DRAWS draws (all
-# that the tuning and the build read), as many as stream 0 gives. The format pool has 30 items, too
-# few for a second stream: format runs always use stream 0.
+# ("Q: 65+94", whatever its options) is none of those in stream 0's first TUNING_DRAWS draws (more
+# than the lab's tuning on stream 0 and BaseLM's build read), as many as stream 0 gives. The format
+# pool has 30 items, too few for a second stream: format runs always use stream 0.
 HELDOUT_STREAM = int(os.environ.get("COURSE_LAB_HELDOUT", "0"))
 TUNING_DRAWS = 400
 
@@ -1629,7 +1525,9 @@ def heldout_tasks(family: str, n: int) -> list[Task]:
 
     tuned = {question(t) for t in make_tasks(family, TUNING_DRAWS, "heldout", 0)}
     fresh = unique_tasks(make_tasks(family, 10 * n, "heldout", HELDOUT_STREAM))
-    return [t for t in fresh if question(t) not in tuned][: len(tasks)]
+    fresh = [t for t in fresh if question(t) not in tuned][: len(tasks)]
+    assert len(fresh) == len(tasks), f"held-out stream {HELDOUT_STREAM} ran short: {len(fresh)}"
+    return fresh
 
 
 def adapter_hash(model) -> str:
@@ -1640,15 +1538,9 @@ def step_ready() -> bool:
     """True when your graded step functions run: a one-step probe on the tiny random model."""
     try:
         net, tk = tiny_lm(0)
-        probe = GRPOTrainer(
-            add_lora(net),
-            load_reference(tiny_lm(0)[0]),
-            tk,
-            make_tasks("arithmetic_choice", 2),
-            lambda task, c: float(len(c) % 2),
-            train_step=train_step,
-            config=TrainerConfig(k=4, max_new_tokens=3),
-        )
+        probe = GRPOTrainer(add_lora(net), load_reference(tiny_lm(0)[0]), tk,
+                            make_tasks("arithmetic_choice", 2), lambda task, c: float(len(c) % 2),
+                            train_step=train_step, config=TrainerConfig(k=4, max_new_tokens=3))
         probe.run_step()
         return True
     except NotImplementedError:
@@ -1676,27 +1568,14 @@ RUN_BASELM = HAVE_BASELM and step_ready()
 # %%
 if HAVE_BASELM:
     policy, ref, tok = fresh_pair()
-    n_tr, n_all, frac = (
-        sum(p.numel() for p in policy.parameters() if p.requires_grad),
-        sum(p.numel() for p in policy.parameters()),
-        None,
-    )
+    n_tr, n_all, frac = (sum(p.numel() for p in policy.parameters() if p.requires_grad),
+                         sum(p.numel() for p in policy.parameters()), None)
     print(describe_trainable(policy))
     print(f"trainable fraction = {n_tr} / {n_all} = {n_tr / n_all:.4%}")
     fmt_train = make_tasks("format", 64, "train", 0)
     for label, make in [
-        (
-            "raw, unfrozen BaseLM as the policy",
-            lambda: GRPOTrainer(
-                load_baselm()[0], ref, tok, fmt_train, verify_format, train_step=train_step
-            ),
-        ),
-        (
-            "a reference with trainable weights",
-            lambda: GRPOTrainer(
-                policy, load_baselm()[0], tok, fmt_train, verify_format, train_step=train_step
-            ),
-        ),
+        ("raw, unfrozen BaseLM as the policy", lambda: GRPOTrainer(load_baselm()[0], ref, tok, fmt_train, verify_format, train_step=train_step)),
+        ("a reference with trainable weights", lambda: GRPOTrainer(policy, load_baselm()[0], tok, fmt_train, verify_format, train_step=train_step)),
     ]:
         try:
             make()
@@ -1710,14 +1589,8 @@ INITIAL_PASSPORT = None  # filled below when BaseLM is here
 
 def initial_pass_rates(policy, tok, tasks, verifier, k=8, seed=123) -> np.ndarray:
     """Per-task share of k samples (T = 1, own generator) that pass: the initial difficulty profile."""
-    s = sample_groups(
-        policy,
-        tok,
-        [t.prompt for t in tasks],
-        k,
-        max_new_tokens=8,
-        generator=torch.Generator().manual_seed(seed),
-    )
+    s = sample_groups(policy, tok, [t.prompt for t in tasks], k, max_new_tokens=8,
+                      generator=torch.Generator().manual_seed(seed))
     r = torch.tensor([verifier(tasks[g], c) for g, c in zip(s.group.tolist(), s.texts)])
     return r.view(len(tasks), k).mean(dim=1).numpy()
 
@@ -1725,22 +1598,13 @@ def initial_pass_rates(policy, tok, tasks, verifier, k=8, seed=123) -> np.ndarra
 if HAVE_BASELM:
     ar_held = heldout_tasks("arithmetic_choice", N_EVAL)
     fmt_held = heldout_tasks("format", 60)
-    base_trainer = GRPOTrainer(
-        policy,
-        ref,
-        tok,
-        fmt_train,
-        verify_format,
-        train_step=train_step,
-        config=TrainerConfig(max_new_tokens=12),
-    )
+    base_trainer = GRPOTrainer(policy, ref, tok, fmt_train, verify_format, train_step=train_step,
+                               config=TrainerConfig(max_new_tokens=12))
     print(
         f"greedy held-out pass rate, format ({len(fmt_held)} items): {base_trainer.evaluate(fmt_held):.3f}"
     )
-    print(
-        f"greedy held-out pass rate, arithmetic choice ({len(ar_held)} prompts): "
-        f"{base_trainer.evaluate(ar_held, verifier=verify_arithmetic, max_new_tokens=8):.3f}"
-    )
+    print(f"greedy held-out pass rate, arithmetic choice ({len(ar_held)} prompts): "
+          f"{base_trainer.evaluate(ar_held, verifier=verify_arithmetic, max_new_tokens=8):.3f}")
     INITIAL = initial_pass_rates(policy, tok, ar_held[:48], verify_arithmetic)
     fig, ax = plt.subplots(figsize=(5, 2.6))
     ax.hist(INITIAL, bins=np.linspace(0, 1, 10), edgecolor="k")
@@ -1755,19 +1619,12 @@ if HAVE_BASELM:
     informative_share = float(np.mean((INITIAL > 0) & (INITIAL < 1)))
     p_info = float(np.mean(1 - INITIAL**8 - (1 - INITIAL) ** 8))
     INITIAL_PASSPORT = {  # goes into every arithmetic run's data passport ("initial_pass_rate")
-        "prompts": len(INITIAL),
-        "k": 8,
-        "temperature": 1.0,
-        "sampler_seed": 123,
-        "mean": float(INITIAL.mean()),
-        "p_info": p_info,
-        "informative_share": informative_share,
+        "prompts": len(INITIAL), "k": 8, "temperature": 1.0, "sampler_seed": 123,
+        "mean": float(INITIAL.mean()), "p_info": p_info, "informative_share": informative_share,
         "histogram": np.histogram(INITIAL, bins=np.linspace(0, 1, 10))[0].tolist(),
     }
-    print(
-        f"share of these prompts whose 8 draws were mixed (unbiased for the mean P_info(p, 8)): "
-        f"{informative_share:.2f}; plug-in mean P_info(c/8, 8): {p_info:.2f} (biased low)"
-    )
+    print(f"share of these prompts whose 8 draws were mixed (unbiased for the mean P_info(p, 8)): "
+          f"{informative_share:.2f}; plug-in mean P_info(c/8, 8): {p_info:.2f} (biased low)")
     del base_trainer, policy, ref
     gc.collect()
 
@@ -1787,16 +1644,8 @@ for _p in np.linspace(0.05, 0.95, 19):
 
 
 # %%
-def run_experiment(
-    name: str,
-    family: str,
-    verifier,
-    config: TrainerConfig,
-    steps: int,
-    eval_verifiers: dict,
-    lora_seed: int = LAB_SEED,
-    n_train: int = N_TRAIN,
-) -> dict:
+def run_experiment(name: str, family: str, verifier, config: TrainerConfig, steps: int,
+                   eval_verifiers: dict, lora_seed: int = LAB_SEED, n_train: int = N_TRAIN) -> dict:
     """One BaseLM run from a fresh pair; returns plain data (the models are released)."""
     policy, ref, tok = fresh_pair(lora_seed)
     train = make_tasks(family, n_train, "train", config.seed)
@@ -1833,74 +1682,41 @@ def run_experiment(
         eval_verifier=first_eval,
     )
     after = greedy()
-    rate = {
-        when: {n: float(np.mean([r[n] for _, _, r in rows])) for n in eval_verifiers}
-        for when, rows in (("before", before), ("after", after))
-    }
+    rate = {when: {n: float(np.mean([r[n] for _, _, r in rows])) for n in eval_verifiers}
+            for when, rows in (("before", before), ("after", after))}
     passport = trainer.passport(
         experiment=name,
-        data=data_passport(
-            family,
-            train,
-            held,
-            verifier,
-            config.seed,
-            initial=INITIAL_PASSPORT if family == "arithmetic_choice" else None,
-        ),
+        data=data_passport(family, train, held, verifier, config.seed,
+                           initial=INITIAL_PASSPORT if family == "arithmetic_choice" else None),
         update=UPDATE_CONTRACT,
-        initial_weights={
-            "adapters": init["adapters"],
-            "base": init["base"],
-            "baselm_sha256": json.loads((baselm_dir() / "passport.json").read_text())[
-                "weights_sha256"
-            ],
-        },
-        evaluation={
-            "verifiers": {n: v.passport for n, v in eval_verifiers.items()},
-            "decoding": "greedy",
-            "max_new_tokens": budget,
-            "pass_rate": rate,
-        },
+        initial_weights={"adapters": init["adapters"], "base": init["base"],
+                         "baselm_sha256": json.loads((baselm_dir() / "passport.json").read_text())["weights_sha256"]},
+        evaluation={"verifiers": {n: v.passport for n, v in eval_verifiers.items()},
+                    "decoding": "greedy", "max_new_tokens": budget, "pass_rate": rate},
         lora={"r": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"], "seed": lora_seed},
     )
     out_dir = RUN_DIR / name
     save_passport(passport, out_dir / "passport.json")
     dash.to_json(out_dir / "history.json")
-    (out_dir / "heldout.json").write_text(
-        json.dumps(
-            {  # per-prompt outcomes, for paired intervals
-                "prompts": [t.prompt for t, _, _ in before],
-                **{
-                    when: {n: [r[n] for _, _, r in rows] for n in eval_verifiers}
-                    for when, rows in (("before", before), ("after", after))
-                },
-                "after_completions": [c for _, c, _ in after],
-            }
-        )
-    )
+    (out_dir / "heldout.json").write_text(json.dumps({  # per-prompt outcomes, for paired intervals
+        "prompts": [t.prompt for t, _, _ in before],
+        **{when: {n: [r[n] for _, _, r in rows] for n in eval_verifiers}
+           for when, rows in (("before", before), ("after", after))},
+        "after_completions": [c for _, c, _ in after],
+    }))
     h = trainer.history
     result = {
-        "name": name,
-        "passport": passport,
-        "history": dash.history,
-        "rate": rate,
-        "before": before,
-        "after": after,
-        "trainable": describe_trainable(policy),
-        "attempts": int(sum(h["groups"])),
-        "skips": int(sum(h["skipped"])),
-        "updates": trainer.updates,
+        "name": name, "passport": passport, "history": dash.history, "rate": rate,
+        "before": before, "after": after, "trainable": describe_trainable(policy),
+        "attempts": int(sum(h["groups"])), "skips": int(sum(h["skipped"])), "updates": trainer.updates,
         "last_sample": list(zip(trainer.last_sample.texts, trainer.last_rewards.tolist())),
-        "base_unchanged": base_state_hash(policy) == init["base"],
-        "group_reward_std": group_std,
+        "base_unchanged": base_state_hash(policy) == init["base"], "group_reward_std": group_std,
     }
     trainer.check_reference()  # the reference is bit-for-bit what was loaded
     del trainer, policy, ref  # release the pair before the next experiment
     gc.collect()
-    print(
-        f"{name}: {result['attempts']} groups attempted, {result['skips']} skipped, "
-        f"{result['updates']} updates; saved to {out_dir}"
-    )
+    print(f"{name}: {result['attempts']} groups attempted, {result['skips']} skipped, "
+          f"{result['updates']} updates; saved to {out_dir}")
     return result
 
 
@@ -1914,16 +1730,12 @@ def report(res: dict) -> None:
         print(f"  held-out greedy pass ({n}): {d}")
     h = res["history"]
     nan_kl = int(np.isnan(np.array(h["kl"], dtype=float)).sum())
-    print(
-        f"  training reward first/last 3 steps: {np.mean(h['reward'][:3]):.2f} / {np.mean(h['reward'][-3:]):.2f}; "
-        f"KL last {np.nanmean(h['kl'][-3:]) if nan_kl < len(h['kl']) else float('nan'):.4f}; "
-        f"steps with no measurement (NaN KL): {nan_kl}; base weights unchanged: {res['base_unchanged']}"
-    )
+    print(f"  training reward first/last 3 steps: {np.mean(h['reward'][:3]):.2f} / {np.mean(h['reward'][-3:]):.2f}; "
+          f"KL last {np.nanmean(h['kl'][-3:]) if nan_kl < len(h['kl']) else float('nan'):.4f}; "
+          f"steps with no measurement (NaN KL): {nan_kl}; base weights unchanged: {res['base_unchanged']}")
     if "gen_s" in h and "time_s" in h and np.nansum(h["time_s"]) > 0:
-        print(
-            f"  generation took {np.nansum(h['gen_s']) / np.nansum(h['time_s']):.0%} of the training "
-            "steps' wall-clock time"
-        )
+        print(f"  generation took {np.nansum(h['gen_s']) / np.nansum(h['time_s']):.0%} of the training "
+              "steps' wall-clock time")
 
 
 # %% [markdown]
@@ -1940,9 +1752,8 @@ if RUN_BASELM:
     fmt_cfg = TrainerConfig(
         k=8, max_new_tokens=12, lr=2e-3, kl_coef=0.05, prompts_per_step=2, seed=0
     )
-    fmt_res = run_experiment(
-        "format_smoke", "format", verify_format, fmt_cfg, STEPS["format"], {"format": verify_format}
-    )
+    fmt_res = run_experiment("format_smoke", "format", verify_format, fmt_cfg, STEPS["format"],
+                             {"format": verify_format})
     report(fmt_res)
     print("held-out greedy completions after:", [c for _, c, _ in fmt_res["after"][:4]])
 
@@ -1962,35 +1773,17 @@ if RUN_BASELM:
 # %%
 main_res = None
 if RUN_BASELM:
-    main_res = run_experiment(
-        "arith_main",
-        "arithmetic_choice",
-        verify_arithmetic,
-        ARITH_CONFIG,
-        STEPS["arith"],
-        {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy},
-    )
+    main_res = run_experiment("arith_main", "arithmetic_choice", verify_arithmetic, ARITH_CONFIG,
+                              STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})
     report(main_res)
     for where, first in (("first", True), ("second", False)):  # where the correct option stands
-        pairs = [
-            (rb["strict"], ra["strict"])
-            for (t, _, rb), (_, _, ra) in zip(main_res["before"], main_res["after"])
-            if (t.meta["options"][0] == int(t.answer)) == first
-        ]
-        print(
-            f"  correct option listed {where} ({len(pairs)} prompts): "
-            f"{paired_difference(*zip(*pairs)) if pairs else 'none'}"
-        )
-    display(
-        plot_dashboard(
-            main_res["history"],
-            title="BaseLM arithmetic choice: simplified GRPO",
-            labels={
-                "entropy": "entropy (sampled surprisal, informative rows)",
-                "kl": "kl (k3, informative rows)",
-            },
-        )
-    )
+        pairs = [(rb["strict"], ra["strict"]) for (t, _, rb), (_, _, ra) in zip(main_res["before"], main_res["after"])
+                 if (t.meta["options"][0] == int(t.answer)) == first]
+        print(f"  correct option listed {where} ({len(pairs)} prompts): "
+              f"{paired_difference(*zip(*pairs)) if pairs else 'none'}")
+    display(plot_dashboard(main_res["history"], title="BaseLM arithmetic choice: simplified GRPO",
+                           labels={"entropy": "entropy (sampled surprisal, informative rows)",
+                                   "kl": "kl (k3, informative rows)"}))
     print("last training group (completion, reward):", main_res["last_sample"][:8])
     print("greedy held-out after (prompt -> completion, strict):")
     for t, c, r in main_res["after"][:6]:
@@ -2014,29 +1807,12 @@ if RUN_BASELM:
 # %%
 sloppy_res = None
 if RUN_BASELM:
-    sloppy_res = run_experiment(
-        "arith_sloppy",
-        "arithmetic_choice",
-        verify_arithmetic_sloppy,
-        ARITH_CONFIG,
-        STEPS["arith"],
-        {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy},
-    )
+    sloppy_res = run_experiment("arith_sloppy", "arithmetic_choice", verify_arithmetic_sloppy, ARITH_CONFIG,
+                                STEPS["arith"], {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})
     report(sloppy_res)
     d = diff_passports(main_res["passport"], sloppy_res["passport"])
-    start = {
-        k: v
-        for k, v in d.items()
-        if k.startswith(
-            (
-                "config",
-                "extra.initial_weights",
-                "extra.lora",
-                "extra.reference_fingerprint",
-                "extra.tasks",
-            )
-        )
-    }
+    start = {k: v for k, v in d.items() if k.startswith(("config", "extra.initial_weights", "extra.lora",
+                                                          "extra.reference_fingerprint", "extra.tasks"))}
     print(
         "fields that differ:",
         sorted(k for k in d if not k.startswith("extra.evaluation.pass_rate")),
@@ -2061,10 +1837,8 @@ if RUN_BASELM:
     for res in (main_res, sloppy_res):
         rows = res["after"]
         hacked = [(t.prompt, c) for t, c, r in rows if r["sloppy"] == 1 and r["strict"] == 0]
-        print(
-            f"{res['name']}: strict {res['rate']['after']['strict']:.3f}, sloppy {res['rate']['after']['sloppy']:.3f}; "
-            f"sloppy-only passes (exploit candidates): {len(hacked)} of {len(rows)}"
-        )
+        print(f"{res['name']}: strict {res['rate']['after']['strict']:.3f}, sloppy {res['rate']['after']['sloppy']:.3f}; "
+              f"sloppy-only passes (exploit candidates): {len(hacked)} of {len(rows)}")
         for pr, c in hacked[:5]:
             print(f"    {pr} -> {c!r}")
     print("sloppy run, greedy held-out generations:")
@@ -2115,20 +1889,15 @@ verify_choice_exact = Verifier(
     _exact_choice,
 )
 rates = review_rates(verify_choice_exact)
-print(
-    f"patch on the review sample: FP rate {quote('9.5:review_fp_exact', rates['false_positive_rate'])}, "
-    f"FN rate {quote('9.5:review_fn_exact', rates['false_negative_rate'])}",
-    rates,
-)
+print(f"patch on the review sample: FP rate {quote('9.5:review_fp_exact', rates['false_positive_rate'])}, "
+      f"FN rate {quote('9.5:review_fn_exact', rates['false_negative_rate'])}", rates)
 for c, y in REVIEW:
     print(f"  {c!r:<22} label {y}  exact {verify_choice_exact(REVIEW_TASK, c):.0f}")
 if RUN_BASELM:
     rows = sloppy_res["after"]
     exact = np.mean([verify_choice_exact(t, c) for t, c, _ in rows])
-    print(
-        f"sloppy-trained policy, held-out greedy: strict {sloppy_res['rate']['after']['strict']:.3f}, "
-        f"sloppy {sloppy_res['rate']['after']['sloppy']:.3f}, patched {exact:.3f}"
-    )
+    print(f"sloppy-trained policy, held-out greedy: strict {sloppy_res['rate']['after']['strict']:.3f}, "
+          f"sloppy {sloppy_res['rate']['after']['sloppy']:.3f}, patched {exact:.3f}")
     print("patch passport:", verify_choice_exact.passport["config_hash"])
 
 # %% [markdown]
@@ -2148,33 +1917,18 @@ if RUN_BASELM:
 AUDIT = {}
 patched_res = None
 if RUN_BASELM:
-    patched_res = run_experiment(
-        "arith_patched",
-        "arithmetic_choice",
-        verify_choice_exact,
-        ARITH_CONFIG,
-        STEPS["arith"],
-        {
-            "strict": verify_arithmetic,
-            "sloppy": verify_arithmetic_sloppy,
-            "exact": verify_choice_exact,
-        },
-    )
+    patched_res = run_experiment("arith_patched", "arithmetic_choice", verify_choice_exact, ARITH_CONFIG, STEPS["arith"],
+                                 {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy,
+                                  "exact": verify_choice_exact})
     report(patched_res)
     assert (
         patched_res["passport"]["extra"]["initial_weights"]
         == main_res["passport"]["extra"]["initial_weights"]
     )
     for res in (main_res, sloppy_res, patched_res):
-        exact = {
-            when: [verify_choice_exact(t, c) for t, c, _ in res[when]]
-            for when in ("before", "after")
-        }
-        exploits = [
-            (t.prompt, c)
-            for (t, c, r), e in zip(res["after"], exact["after"])
-            if r["sloppy"] == 1 and e == 0
-        ]
+        exact = {when: [verify_choice_exact(t, c) for t, c, _ in res[when]] for when in ("before", "after")}
+        exploits = [(t.prompt, c) for (t, c, r), e in zip(res["after"], exact["after"])
+                    if r["sloppy"] == 1 and e == 0]
         AUDIT[res["name"]] = {
             "reward_verifier": res["passport"]["verifier"]["name"],
             "exact": paired_difference(exact["before"], exact["after"]),
@@ -2184,17 +1938,11 @@ if RUN_BASELM:
         }
     for name, a in AUDIT.items():
         print(f"{name} (reward: {a['reward_verifier']}): patched-rule pass {a['exact']}")
-        print(
-            f"    sloppy rule pays {a['sloppy_after']:.3f}; exploit (sloppy 1, patched 0): "
-            f"{a['exploit_rate']:.3f} of the held-out greedy completions"
-        )
+        print(f"    sloppy rule pays {a['sloppy_after']:.3f}; exploit (sloppy 1, patched 0): "
+              f"{a['exploit_rate']:.3f} of the held-out greedy completions")
         for pr, c in a["exploit_examples"]:
             print(f"      {pr} -> {c!r}")
-    (RUN_DIR / "audit.json").write_text(
-        json.dumps(
-            {n: {**a, "exact": vars(a["exact"])} for n, a in AUDIT.items()}, default=str, indent=1
-        )
-    )
+    (RUN_DIR / "audit.json").write_text(json.dumps({n: {**a, "exact": vars(a["exact"])} for n, a in AUDIT.items()}, default=str, indent=1))
     fig, ax = plt.subplots(figsize=(7, 2.8))
     for j, a in enumerate(AUDIT.values()):
         n = len(main_res["after"])
@@ -2203,21 +1951,10 @@ if RUN_BASELM:
             (0.15, "after", a["exact"].after),
         ):
             lo, hi = wilson_interval(round(rate * n), n)
-            ax.bar(
-                j + dx,
-                rate,
-                width=0.3,
-                color="C0" if when == "before" else "C1",
-                yerr=[[rate - lo], [hi - rate]],
-                capsize=3,
-                label=when if j == 0 else None,
-            )
+            ax.bar(j + dx, rate, width=0.3, color="C0" if when == "before" else "C1",
+                   yerr=[[rate - lo], [hi - rate]], capsize=3, label=when if j == 0 else None)
         ax.plot(j + 0.15, a["sloppy_after"], "k^", label="after, sloppy rule" if j == 0 else None)
-    ax.set_xticks(
-        range(len(AUDIT)),
-        [f"{n}\n(reward: {a['reward_verifier']})" for n, a in AUDIT.items()],
-        fontsize=8,
-    )
+    ax.set_xticks(range(len(AUDIT)), [f"{n}\n(reward: {a['reward_verifier']})" for n, a in AUDIT.items()], fontsize=8)
     ax.set_ylabel("held-out greedy pass,\npatched rule")
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, loc="upper left")
@@ -2268,29 +2005,40 @@ if RUN_BASELM:
 # 12 secondary contrasts, 9 exclude 0 unadjusted and 9 survive Holm's adjustment at family-wise
 # level 0.05; the 3 that do not are seed 0: K=8; seed 1: K=2; seed 1: K=16.
 #
-# **The replication.** The same lab, with seeds 3, 4 and 5, judged on held-out stream 1 (199 prompts)
-# (`COURSE_LAB_HELDOUT=1`: held-out prompts whose question none of the tuning, the calibration or
-# BaseLM's build ever asked), made on Intel(R) Xeon(R) Processor (AVX512 kernels), another CPU than
-# the record above (the course's replication record, made by one command as the record is). Its
-# start is lower on these prompts (0.58, where stream 0 gives 0.61). The main run replicates: main run seed 3: 0.58 -> 0.97 (+0.39 [+0.32, +0.46]);
-# seed 4: 0.58 -> 0.94 (+0.36 [+0.29, +0.43]); seed 5: 0.58 -> 0.98 (+0.40 [+0.33, +0.47]), so the
-# main-run gain across the replication's seeds: +0.36 to +0.40, mean +0.38. So does the patched
-# run: patched run seed 3: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 -> 0.96 (+0.38 [+0.31,
-# +0.45]); seed 5: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]) (the patched run's gain across the
-# replication's seeds: +0.38 on each seed), exploiting 0.00 on each. The sloppy run found the
-# exploit again on every seed (exploiting completions after the sloppy run seed 3: 0.35; seed 4:
-# 0.48; seed 5: 0.12), but what it did to the intended property varied more than seeds 0-2
-# suggested: patched-rule pass rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02 [-0.11, +0.08],
-# no difference measured); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.80 (+0.22
-# [+0.13, +0.31]), that is the sloppy run's patched-rule change across the replication's seeds:
-# -0.15 to +0.22, mean +0.02. What holds on all six seeds is the gap: the sloppy run's reward rose
-# while its patched-rule pass rate ended below the patched run's, by 0.16 to 0.53 here. The collapse
-# of seeds 0 and 2 is one outcome among several, and a run that ends with the honest skill ahead
-# (seed 5) can still have learned the exploit. The 30-step K = 8 run, which disagreed with itself on
-# seeds 0-2, gained on each fresh seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4:
-# +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07, +0.22]): over six seeds, five gains (one with an
-# interval that reaches 0) and one loss, which is what a spread from seed to seed looks like. The replication's intervals are reported unadjusted:
-# they repeat the lab's contrasts, they are not new ones.
+# **The replication.** The same lab, with seeds 3, 4 and 5, judged on held-out stream 1 (199
+# prompts) (`COURSE_LAB_HELDOUT=1`: held-out prompts whose question, such as "Q: 65+94", none of
+# stream 0's first 400 draws asks; stream 0 is the one the learning rate was chosen on and BaseLM's
+# build measured; a pair may still appear swapped, as the split allows), made on Intel(R) Xeon(R)
+# Processor (AVX512 kernels), another CPU than the record above (AMD EPYC), and with a later
+# revision of the course's code: seed, held-out stream, CPU and code changed together between the
+# two records (the course's replication record, made by one command as the record is). Its start is
+# lower on these prompts (0.58, where stream 0 gives 0.61), which leaves more to gain. The main run
+# replicates: main run seed 3: 0.58 -> 0.97 (+0.39 [+0.32, +0.46]); seed 4: 0.58 -> 0.94 (+0.36
+# [+0.29, +0.43]); seed 5: 0.58 -> 0.98 (+0.40 [+0.33, +0.47]), so the main-run gain across the
+# replication's seeds: +0.36 to +0.40, mean +0.38. So does the patched run: patched run seed 3: 0.58
+# -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 5: 0.58 -> 0.96
+# (+0.38 [+0.31, +0.45]), that is the patched run's gain across the replication's seeds: +0.38 on
+# each seed, with no exploiting completion. The sloppy run learned an exploit of its substring rule
+# on every seed (exploiting completions after the sloppy run seed 3: 0.35; seed 4: 0.48; seed 5:
+# 0.12), and on seeds 4 and 5 partly a habit the audit above does not name: runs of digits that
+# contain the sum, such as `" 1800898"` for 86+94. What it did to the intended property changed sign
+# from seed to seed: patched-rule pass rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02 [-0.11,
+# +0.08], no difference measured); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.80
+# (+0.22 [+0.13, +0.31]), the sloppy run's patched-rule change across the replication's seeds: -0.15
+# to +0.22, mean +0.02; no fresh seed collapsed as seeds 0 and 2 did (its lowest patched-rule pass
+# rate after the sloppy run: 0.43). What holds on all six seeds is the gap: the sloppy run's reward
+# rose while its patched-rule pass rate ended below the patched run's, by 0.16 to 0.53 here. Seed 5
+# shows the two at once: its patched-rule rate rose by 0.22 while 0.12 of its generations exploited
+# the rule, so a rising property does not clear a run of reward hacking. The secondary contrasts
+# disagree with themselves as on seeds 0-2. The 30-step K = 8 run gained on each fresh seed (K = 8
+# sweep run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07,
+# +0.22]), over 6 seeds, 5 gains (1 with an interval that reaches 0) and 1 loss; the K = 16 run now
+# splits (K = 16 sweep run's gain seed 3: +0.12 [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed
+# 5: -0.01 [-0.09, +0.07]). Adjusted as one family as above: 12 secondary contrasts, 9 exclude 0
+# unadjusted and 9 survive Holm's adjustment at family-wise level 0.05; the 3 that do not are seed
+# 4: K=2; seed 5: K=2; seed 5: K=16. The main, sloppy and patched intervals are reported unadjusted,
+# as above: they repeat the lab's own contrasts. Run to run, with everything that changed here, a
+# 30-step run's effect can change sign; a 250-step run's main and patched gains did not.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
@@ -2304,22 +2052,15 @@ nokl_res = None
 if RUN_BASELM and not SMOKE:
     from dataclasses import replace
 
-    nokl_res = run_experiment(
-        "arith_no_kl",
-        "arithmetic_choice",
-        verify_arithmetic,
-        replace(ARITH_CONFIG, kl_coef=0.0),
-        STEPS["arith"],
-        {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy},
-    )
+    nokl_res = run_experiment("arith_no_kl", "arithmetic_choice", verify_arithmetic,
+                              replace(ARITH_CONFIG, kl_coef=0.0), STEPS["arith"],
+                              {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy})
     report(nokl_res)
     strict_after = {
         r["name"]: [x["strict"] for _, _, x in r["after"]] for r in (main_res, nokl_res)
     }
-    print(
-        "beta = 0 against beta = 0.05, both after training (same held-out prompts, paired):",
-        paired_difference(strict_after["arith_main"], strict_after["arith_no_kl"]),
-    )
+    print("beta = 0 against beta = 0.05, both after training (same held-out prompts, paired):",
+          paired_difference(strict_after["arith_main"], strict_after["arith_no_kl"]))
     fig, axes = plt.subplots(1, 3, figsize=(11, 2.8), layout="constrained")
     for res, lab_ in ((main_res, "beta = 0.05"), (nokl_res, "beta = 0")):
         for ax, key in zip(axes, ("reward", "kl", "entropy")):
@@ -2347,14 +2088,8 @@ if RUN_BASELM and not SMOKE:
 
     for K, n_prompts in tqdm([(2, 8), (8, 2), (16, 1)], desc="group-size sweep"):
         cfg = replace(ARITH_CONFIG, k=K, prompts_per_step=n_prompts)
-        res = run_experiment(
-            f"sweep_K{K}",
-            "arithmetic_choice",
-            verify_arithmetic,
-            cfg,
-            STEPS["sweep"],
-            {"strict": verify_arithmetic},
-        )
+        res = run_experiment(f"sweep_K{K}", "arithmetic_choice", verify_arithmetic, cfg, STEPS["sweep"],
+                             {"strict": verify_arithmetic})
         h = res["history"]
         sweep[K] = {
             "degenerate_frac": res["skips"] / res["attempts"],
@@ -2365,10 +2100,8 @@ if RUN_BASELM and not SMOKE:
             ),
             "heldout_after": res["rate"]["after"]["strict"],
         }
-        print(
-            f"K={K}: held-out greedy pass (strict) "
-            f"{paired_difference(*([r['strict'] for _, _, r in res[w]] for w in ('before', 'after')))}"
-        )
+        print(f"K={K}: held-out greedy pass (strict) "
+              f"{paired_difference(*([r['strict'] for _, _, r in res[w]] for w in ('before', 'after')))}")
     print(json.dumps(sweep, indent=1))
     (RUN_DIR / "sweep.json").write_text(json.dumps(sweep, indent=1))
     fig, axes = plt.subplots(1, 3, figsize=(10, 2.6), layout="constrained")
@@ -2475,21 +2208,14 @@ if level_b is not None and (RUN_REAL_MODEL or BASELM_OK):
     lb_passport = level_b.passport(cfg)
     save_passport(lb_passport, RUN_DIR / "level_b" / "passport.json")
     held = lb_passport["extra"]["grpo_config"]
-    print(
-        f"model {cfg.model_id} | passport config_hash {lb_passport['config_hash']} | "
-        f"{len(held)} GRPOConfig arguments set explicitly:"
-    )
+    print(f"model {cfg.model_id} | passport config_hash {lb_passport['config_hash']} | "
+          f"{len(held)} GRPOConfig arguments set explicitly:")
     print(", ".join(f"{k}={v}" for k, v in held.items()))
     if RUN_REAL_MODEL:
         result = level_b.run(cfg)  # TRL's own loop; its logs are read into the course dashboard
         lb_dash = level_b.history_to_dashboard(result["log_history"])
-        display(
-            plot_dashboard(
-                lb_dash,
-                title="level B: TRL GRPOTrainer",
-                labels={"entropy": "entropy (TRL: tempered logits)"},
-            )
-        )
+        display(plot_dashboard(lb_dash, title="level B: TRL GRPOTrainer",
+                               labels={"entropy": "entropy (TRL: tempered logits)"}))
 elif level_b is not None:
     print(
         "level B needs the BaseLM artifact for its CPU configuration; see the fix printed at the top."
