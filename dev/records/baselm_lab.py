@@ -331,14 +331,11 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         return [(rate(x[run])["gained"] - rate(x[run])["lost"]) / x[run]["n_heldout"]
                 for x in r.values()]  # fmt: skip
 
-    def rates(name: str) -> list[str]:
-        return sorted({f"{x['arith_main']['rates']['strict'][name]:.2f}"
-                       for x in name_runs})  # fmt: skip
+    def starts(runs: dict) -> list[float]:
+        """The main run's held-out pass rate before training, one per distinct value."""
+        return sorted({x["arith_main"]["rates"]["strict"]["before"] for x in runs.values()})
 
-    name_runs = list(r.values())
-    start = rates("before")
-    name_runs = list(main["runs"].values())
-    start0 = rates("before")
+    start, start0 = starts(r), starts(main["runs"])
     side = (
         "lower"
         if max(start) < min(start0)
@@ -363,8 +360,8 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         f"{rep['heldout_stream']} ({' or '.join(map(str, n))} prompts)",
         f"made on {rep['machine']['cpu']} ({rep['machine']['torch_cpu_capability']} kernels)",
         f"record above ({main['machine']['cpu']})",
-        f"Its start is {side} on these prompts ({' or '.join(start)}, where stream 0 gives "
-        f"{' or '.join(start0)})",
+        f"Its start is {side} on these prompts ({' or '.join(dict.fromkeys(f'{v:.2f}' for v in start))}, where "
+        f"stream 0 gives {' or '.join(dict.fromkeys(f'{v:.2f}' for v in start0))})",
         "main run " + per_seed(lambda x: _diff(x["arith_main"]["rates"]["strict"])),
         "main-run gain across the replication's seeds: "
         + across(change("arith_main", lambda y: y["rates"]["strict"])),
