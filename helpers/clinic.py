@@ -1,8 +1,9 @@
 """Lesson 9.4's diagnosis clinic: the saved logs of real CPU-lab runs with induced pathologies.
 
 The instructor's generator (``dev.records.clinic_runs``, in the repository, not in the bundle) runs the
-GRU lab (``helpers.gru_lab``) with a profile change and a ``Perturbation`` per run, keeps the dashboard keys below, and labels each
-run with the lesson's definitions. This module only reads the visible runs; the held-out runs the
+GRU lab (``helpers.gru_lab``) with a profile change and a ``Perturbation`` per run, and lesson 9.5's
+BaseLM lab (free-text answers, which can outgrow their budget) with a changed verifier or KL
+coefficient, keeps the dashboard keys below, and labels each run with the lesson's definitions. This module only reads the visible runs; the held-out runs the
 grader uses are not part of the student library.
 
 A log is plain data::
@@ -10,11 +11,17 @@ A log is plain data::
     {"steps": {key: [float, ...] one per RL step, "step": the step numbers 1, 2, ...},
      "evals": {key: [float, ...] one per evaluation, "eval_step": 0, 10, ..., 60}}
 
+(a GRU-lab run: 60 steps, an evaluation every 10; a BaseLM run: 250 steps, an evaluation every 25)
+
 step keys: reward, accuracy (the patched rule, correctness, on the training batch: an audit beside
 the reward), informative_rate, parse_fail_rate, verifier_error_rate, truncation_rate, len_mean,
 entropy, kl_ref, clip_low_reused, clip_high_reused, ratio_max_final, skipped; eval keys: train_acc,
 train_pass@4, heldout_acc, heldout_pass@4, heldout_greedy_acc. A metric that was not measured at a
-step (the update statistics of a skipped step, reused clipping with one epoch) is NaN.
+step (the update statistics of a skipped step, reused clipping with one epoch, and in a BaseLM run,
+which never reuses a batch, the clipping keys) is NaN. In a BaseLM run ``entropy`` and ``kl_ref`` are
+the policy's exact token entropy and the k3 estimate on the sampled tokens, both measured on the
+step's rollout before its update, and ``accuracy`` and the evaluations use the strict final-answer
+verifier (``helpers.verifiers.verify_arithmetic``).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import numpy as np
 
 CLINIC_RUNS = Path(__file__).resolve().parent / "data" / "clinic_runs.json"
 LABELS = ("entropy_collapse", "kl_blowup", "stale_rollouts", "reward_hacking",
-          "signal_starvation", "verifier_failure")  # fmt: skip
+          "signal_starvation", "verifier_failure", "length_growth")  # fmt: skip
 """The clinic's fixed vocabulary: one label per pathology the lesson defines."""
 WINDOW = 5
 """Steps in the trailing window (and in the baseline at the start) of every definition."""
@@ -86,8 +93,9 @@ def mean_f1(diagnose: Callable[[dict], list[dict]], runs: list[dict]) -> float:
 
 def single_metric_baseline(log: dict) -> list[dict]:
     """The clinic's strawman: each label from ONE metric, the first condition of its definition (entropy
-    halved, KL, reused clipping, reward up, informative rate, verifier errors) with the same window and
-    threshold, and no second check (no held-out pass@k, no audit accuracy, no parse failures)."""
+    halved, KL, reused clipping, reward up, informative rate, verifier errors, mean length up) with the
+    same window and threshold, and no second check (no held-out pass@k, no audit accuracy, no parse
+    failures, no truncation)."""
     s = {k: np.asarray(v, dtype=np.float64) for k, v in log["steps"].items()}
 
     def window(x: np.ndarray, t: int) -> float:
@@ -103,6 +111,7 @@ def single_metric_baseline(log: dict) -> list[dict]:
         "reward_hacking": lambda t: window(s["reward"], t) >= window(s["reward"], start) + 0.02,
         "signal_starvation": lambda t: window(s["informative_rate"], t) < 0.2,
         "verifier_failure": lambda t: window(s["verifier_error_rate"], t) >= 0.05,
+        "length_growth": lambda t: window(s["len_mean"], t) >= 1.2 * window(s["len_mean"], start),
     }
     out = []
     for label, holds in rules.items():

@@ -54,12 +54,20 @@ def _holds(log: dict, label: str, i: int, _window=_window) -> bool:
     if label == "verifier_failure":
         both = [a + b for a, b in zip(s["verifier_error_rate"], s["parse_fail_rate"], strict=True)]
         return _window(both, i) >= 0.05
+    if label == "length_growth":
+        return _window(s["len_mean"], i) >= 1.2 * _window(s["len_mean"], WINDOW - 1) and (
+            _window(s["truncation_rate"], i) >= _window(s["truncation_rate"], WINDOW - 1) + 0.2
+        )
     raise KeyError(label)
+
+
+ALL = {**gen.RUNS, **gen.BASELM_RUNS}  # name: (split, intended, ...), GRU-lab runs then BaseLM
 
 
 def test_the_library_has_every_pathology_healthy_runs_and_two_at_once():
     names = [r["name"] for r in RUNS]
-    assert names == list(gen.RUNS), "the committed runs are not the generator's list"
+    want = [n for split in ("visible", "heldout") for n, v in ALL.items() if v[0] == split]
+    assert names == want, "the committed runs are not the generator's list"
     for part, runs in (("visible", VISIBLE), ("held-out", HELDOUT)):
         induced = {lab for r in runs for lab in r["intended"]}
         assert induced == set(LABELS), f"{part}: induced {sorted(induced)}"
@@ -87,6 +95,14 @@ def test_every_label_is_true_of_its_run_from_its_onset_and_not_before(run):
 
 def test_passports_record_what_was_induced():
     for r in RUNS:
+        if r["name"] in gen.BASELM_RUNS:
+            split, intended, changes = gen.BASELM_RUNS[r["name"]]
+            assert r["split"] == split and r["intended"] == list(intended)
+            assert r["passport"]["config"] == gen.BASELM | changes | {
+                "lab": "baselm", "name": f"clinic/{r['name']}"}  # fmt: skip
+            assert r["passport"]["verifier"]["name"] == {
+                "strict": "arithmetic", "sloppy": "arithmetic_sloppy"}[r["passport"]["config"]["verifier"]]  # fmt: skip
+            continue
         split, intended, changes, pert = gen.RUNS[r["name"]]
         cfg = r["passport"]["config"]
         assert r["split"] == split and r["intended"] == list(intended)
@@ -141,6 +157,25 @@ def test_the_rates_are_eighths_so_their_ties_are_exact():
         assert all(a * 8 == round(a * 8) for a in v), r["name"]
 
 
+def test_baselm_lengths_and_truncation_are_64ths_so_their_window_sums_are_exact():
+    """contracts.md (diagnose): 64 completions per BaseLM step, so both are multiples of 1/64."""
+    lm = [r for r in RUNS if r["name"] in gen.BASELM_RUNS]
+    assert lm and all(gen.BASELM["k"] * gen.BASELM["prompts_per_step"] == 64 for _ in lm)
+    for r in lm:
+        for key in ("len_mean", "truncation_rate"):
+            assert all(a * 64 == round(a * 64) for a in r["log"]["steps"][key]), (r["name"], key)
+
+
+def test_length_growth_shows_only_in_the_baselm_runs_whose_verifier_pays_length():
+    """Lesson 9.4.6: the GRU lab's answers cannot grow; among the BaseLM runs only the sloppy ones
+    (the sum anywhere pays) show length growth, and each shows it before its reward hacking."""
+    for r in RUNS:
+        sloppy = r["name"] in gen.BASELM_RUNS and r["passport"]["config"]["verifier"] == "sloppy"
+        assert ("length_growth" in r["labels"]) == sloppy, r["name"]
+        if sloppy:
+            assert r["labels"]["length_growth"] < r["labels"]["reward_hacking"], r["name"]
+
+
 def test_the_baseline_fails_every_diagnose_cell_and_three_rules_earn_two():
     """INSTRUCTOR.md: the single-metric baseline fails all four cells; the three one-metric rules,
     done exactly, find 21 of the 35 held-out labels and pass precision and steps only."""
@@ -181,7 +216,7 @@ def test_the_baseline_fails_every_diagnose_cell_and_three_rules_earn_two():
 def test_stale_rollouts_is_on_exactly_in_the_runs_that_reuse_a_batch():
     """The lesson and the guide say so: here the definition separates reuse from none."""
     for r in RUNS:
-        reused = r["passport"]["config"]["num_iterations"] > 1
+        reused = r["passport"]["config"].get("num_iterations", 1) > 1
         assert ("stale_rollouts" in r["labels"]) == reused, r["name"]
         if reused:
             assert r["labels"]["stale_rollouts"] == WINDOW, r["name"]
@@ -264,7 +299,8 @@ def test_the_instructor_guide_quotes_the_record():
     assert max(counts) < 0.5 * len(HELDOUT), "a label in most runs: the recall floor is buyable"
     contract = ROOT / "course" / "lessons" / "9.4" / "hidden" / "test_diagnose_contract.py"
     assert "and 120 generated logs" in text and "for _case in range(120):" in contract.read_text()
-    assert f"runs the CPU lab {len(gen.RUNS)} times" in text
+    assert f"runs the GRU lab {len(gen.RUNS)} times" in text
+    assert f"and the BaseLM lab {len(gen.BASELM_RUNS)} times" in text
     seeds = sorted({r["passport"]["config"]["seed"] for r in HELDOUT})
     assert f"(seeds {seeds[0]}-{seeds[-1]}," in text and seeds == list(
         range(seeds[0], seeds[-1] + 1)
@@ -321,7 +357,7 @@ def test_every_run_with_a_label_has_the_reruns_of_every_intervention_that_change
         if not r["labels"]:
             assert "after" not in r, r["name"]
             continue
-        want = {k for k, f in gen.APPLY.items() if f(*gen.RUNS[r["name"]][2:]) is not None}
+        want = {k for k in gen.APPLY if gen.applies(r["name"], k)}
         assert set(r["after"]) == want, r["name"]
         for res in r["after"].values():
             assert set(res) == {"labels", "config_hash"} and set(res["labels"]) <= set(LABELS)
@@ -333,6 +369,8 @@ def test_a_rerun_whose_settings_are_a_committed_run_shows_that_runs_labels():
     committed = {r["name"]: r for r in RUNS}
     pairs = 0
     for r in RUNS:
+        if r["name"] in gen.BASELM_RUNS:
+            continue  # no BaseLM rerun has the settings of a committed run
         for key in r.get("after", {}):
             changes, pert = gen.APPLY[key](*gen.RUNS[r["name"]][2:])
             for other, (_, _, c, p) in gen.RUNS.items():
@@ -419,3 +457,30 @@ def test_each_intervention_sets_the_value_its_menu_names():
                 assert out["patch_verifier"][0][k] == getattr(base, k), name
         if out["repair_verifier"] is not None:
             assert not any(k.startswith("verifier_fault") for k in out["repair_verifier"][1]), name
+
+
+def test_each_baselm_intervention_sets_the_value_its_menu_names_and_nothing_else():
+    """APPLY_BASELM, the menu on a BaseLM run's settings: one_epoch and repair_verifier are never
+    options (no batch is reused, no call fails), patch_verifier only where the verifier is sloppy."""
+    want = {"lower_lr": {"lr"}, "kl_penalty": {"kl_coef"}, "larger_groups": {"k"},
+            "patch_verifier": {"verifier"}}  # fmt: skip
+    assert set(gen.APPLY_BASELM) == set(gen.APPLY)
+    for name, (_, _, changes) in gen.BASELM_RUNS.items():
+        c = gen.BASELM | changes
+        out = {k: f(c) for k, f in gen.APPLY_BASELM.items()}
+        assert out["one_epoch"] is None and out["repair_verifier"] is None, name
+        assert (out["patch_verifier"] is None) == (c["verifier"] == "strict"), name
+        for key, fields in want.items():
+            if out[key] is not None:
+                assert {k for k in c if c[k] != out[key][k]} == fields and set(out[key]) == set(c), (
+                    name, key)  # fmt: skip
+        assert out["lower_lr"]["lr"] == c["lr"] / 3 and out["larger_groups"]["k"] == 2 * c["k"]
+        assert out["kl_penalty"]["kl_coef"] == c["kl_coef"] + 0.1
+
+
+def test_the_length_rule_alone_finds_what_the_table_finds_on_these_runs():
+    """Lesson 9.4.6 says the library does not test length growth's second condition: the length
+    half of the single-metric baseline gives the same label and step as the table on every run."""
+    for r in RUNS:
+        alone = {f["label"]: f["step"] for f in single_metric_baseline(r["log"])}
+        assert alone.get("length_growth") == r["labels"].get("length_growth"), r["name"]

@@ -11,6 +11,7 @@ an induced pathology or a healthy run shows any, so a label is never only a wish
     python -m dev.records.clinic_runs --check    # relabel the committed logs with today's rule
     python -m dev.records.clinic_runs --relabel  # ...and write the new labels and scores
     python -m dev.records.clinic_runs --only h_stale_1   # rerun one run, keep the rest
+    python -m dev.records.clinic_runs --interventions [--only NAME ...]   # the reruns (about 35 min)
 
 Writes ``helpers/data/clinic_runs.json`` (the visible runs: seed 0, shown in the lesson and its
 visible tests) and ``course/lessons/9.4/hidden/clinic_heldout.json`` (other seeds, other settings and
@@ -93,6 +94,24 @@ RUNS: dict[str, tuple[str, tuple[str, ...], dict, dict]] = {
 }  # fmt: skip
 
 
+# BaseLM runs (lesson 9.5's lab: a LoRA policy on BaseLM, its reference train_step, the lesson's
+# ARITH_CONFIG and 250 steps), logged with the clinic's keys: the GRU lab's answers cannot outgrow
+# their budget, BaseLM's free text can. name: (split, intended labels, changes to BASELM). BaseLM's
+# per-token KL crosses the table's 0.3 in every run tried, the leashed ones included (seeds 0-2), so
+# the held-out set keeps only the sloppy runs: with no-KL runs too, kl_blowup would show in more than
+# half of the held-out runs, and the recall cell's "reported everywhere is not right in half" and
+# "0.9 means every one" would no longer hold.
+BASELM = {"verifier": "strict", "seed": 0, "k": 8, "max_new_tokens": 8, "lr": 5e-3, "kl_coef": 0.05,
+          "prompts_per_step": 8, "steps": 250, "eval_every": 25, "eval_prompts": 32,
+          "eval_samples": 8}  # fmt: skip
+BASELM_RUNS: dict[str, tuple[str, tuple[str, ...], dict]] = {
+    "lm_sloppy": ("visible", ("reward_hacking", "length_growth"), {"verifier": "sloppy"}),
+    "lm_no_kl": ("visible", ("kl_blowup",), {"kl_coef": 0.0}),
+    "h_lm_sloppy_1": ("heldout", ("reward_hacking", "length_growth"), {"verifier": "sloppy", "seed": 1}),
+    "h_lm_sloppy_2": ("heldout", ("reward_hacking", "length_growth"), {"verifier": "sloppy", "seed": 2}),
+}  # fmt: skip
+
+
 def reference_diagnose():
     """Lesson 9.4's reference ``diagnose`` (its solution cell), and the names it defines."""
     cells = _cells(ROOT / "course" / "lessons" / "9.4" / "lesson.py")
@@ -153,9 +172,175 @@ APPLY = {
     "repair_verifier": _repair_verifier,
 }  # fmt: skip
 
+# the same for a BaseLM run's settings (BASELM | its changes): no batch is reused and no verifier
+# call fails there, so one_epoch and repair_verifier are never options
+APPLY_BASELM = {
+    "lower_lr": lambda c: c | {"lr": c["lr"] / 3},
+    "one_epoch": lambda c: None,
+    "kl_penalty": lambda c: c | {"kl_coef": c["kl_coef"] + 0.1},
+    "larger_groups": lambda c: c | {"k": 2 * c["k"]},
+    "patch_verifier": lambda c: c | {"verifier": "strict"} if c["verifier"] != "strict" else None,
+    "repair_verifier": lambda c: None,
+}  # fmt: skip
+
+
+def applies(name: str, key: str) -> bool:
+    """Whether intervention ``key`` changes run ``name``'s settings (else it is not an option)."""
+    if name in BASELM_RUNS:
+        return APPLY_BASELM[key](BASELM | BASELM_RUNS[name][2]) is not None
+    return APPLY[key](*RUNS[name][2:]) is not None
+
+
+def _token_logprobs(model, sample):
+    """(N, T) log-probs of each completion token under ``model`` (teacher forcing) and the logits
+    (N, T, V) that gave them; 0 and anything where the completion mask is 0."""
+    import torch
+
+    P, T = sample.prompt_ids.shape[1], sample.completion_ids.shape[1]
+    with torch.no_grad():
+        logits = model(input_ids=sample.input_ids, attention_mask=sample.attention_mask,
+                       position_ids=sample.position_ids).logits[:, P - 1 : P + T - 1].float()  # fmt: skip
+        logp = logits.log_softmax(-1).gather(-1, sample.completion_ids[..., None]).squeeze(-1)
+    return logp * sample.completion_mask, logits  # (N, T), (N, T, V)
+
+
+def _one_baselm(name: str, intervention: str | None = None) -> dict:
+    """One BaseLM run of BASELM_RUNS (lesson 9.5's loop and reference train_step) with the clinic's
+    log: per step the rollout's rates and lengths, the policy's exact token entropy and k3 KL to the
+    reference on the sampled tokens (before the step's update), the strict verifier's accuracy on the
+    batch; every ``eval_every`` steps sampled and greedy accuracy and pass@4 (strict verifier) on
+    ``eval_prompts`` training and held-out prompts. No epoch reuses a batch: the clipping keys are NaN."""
+    import torch
+
+    from course.reference import reference
+    from helpers.baselm import baselm_dir, load_baselm
+    from helpers.lora import add_lora
+    from helpers.passport import make_passport
+    from helpers.reference import load_reference
+    from helpers.sampling import sample_groups
+    from helpers.tasks import make_tasks
+    from helpers.trainer import GRPOTrainer, TrainerConfig
+    from helpers.verifiers import verify_arithmetic, verify_arithmetic_sloppy
+
+    torch.set_num_threads(1)
+    split, intended, changes = BASELM_RUNS[name]
+    c = BASELM | changes
+    if intervention is not None:
+        c = APPLY_BASELM[intervention](c)
+        name = f"{name}+{intervention}"
+    ref = reference("9.5")
+    verifier = {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy}[c["verifier"]]
+    base, tok = load_baselm()
+    policy = add_lora(base, r=8, alpha=16, target_modules=("q_proj", "v_proj"), seed=c["seed"])
+    reference_model = load_reference(load_baselm)
+    config = TrainerConfig(k=c["k"], max_new_tokens=c["max_new_tokens"], lr=c["lr"],
+                           kl_coef=c["kl_coef"], prompts_per_step=c["prompts_per_step"],
+                           seed=c["seed"], grad_clip=1.0)  # fmt: skip
+    train = make_tasks("arithmetic_choice", 4000, "train", c["seed"])
+    trainer = GRPOTrainer(policy, reference_model, tok, train, verifier, train_step=ref.train_step,
+                          config=config)  # fmt: skip
+    seen: dict = {}
+    sample_fn = trainer.sample
+
+    def sample_and_measure(tasks):  # the rollout as the step draws it, measured before its update
+        s = sample_fn(tasks)
+        logp, logits = _token_logprobs(trainer.policy, s)
+        ref_logp, _ = _token_logprobs(trainer.reference, s)
+        mask = s.completion_mask.float()
+        verdicts = [verifier.check(t, x) for t, x in zip(
+            [tasks[g] for g in s.group.tolist()], s.texts, strict=True)]  # fmt: skip
+        seen.update(
+            tasks=tasks, sample=s,
+            entropy=float(ref.token_entropy(logits, mask)),
+            kl_ref=float(ref.kl_to_reference(logp, ref_logp, mask)),
+            parse_fail_rate=float(np.mean([v.category == "parse_error" for v in verdicts])),
+            verifier_error_rate=float(np.mean([v.category in ("timeout", "error") for v in verdicts])),
+            accuracy=float(np.mean([verify_arithmetic(tasks[g], x) for g, x in zip(
+                s.group.tolist(), s.texts, strict=True)])),
+        )  # fmt: skip
+        return s
+
+    trainer.sample = sample_and_measure
+    n_eval = c["eval_prompts"]
+    pools = {
+        "train": make_tasks("arithmetic_choice", n_eval, "train", 10_000 + c["seed"]),
+        "heldout": make_tasks("arithmetic_choice", n_eval, "heldout", 0),
+    }
+    steps_log = {k: [] for k in STEP_KEYS}
+    evals_log = {k: [] for k in EVAL_KEYS}
+
+    def evaluate(step: int) -> None:
+        row = {"eval_step": float(step)}
+        for tag, tasks in pools.items():
+            gen = torch.Generator().manual_seed(c["seed"] + (1 if tag == "train" else 2))
+            n = c["eval_samples"]
+            with torch.no_grad():
+                s = sample_groups(trainer.policy, tok, [t.prompt for t in tasks], n,
+                                  max_new_tokens=c["max_new_tokens"], temperature=1.0, generator=gen)  # fmt: skip
+                g = sample_groups(trainer.policy, tok, [t.prompt for t in tasks], 1,
+                                  max_new_tokens=c["max_new_tokens"], temperature=0.0)  # fmt: skip
+            ok = np.array([verify_arithmetic(tasks[i // n], x) for i, x in enumerate(s.texts)])
+            hits = ok.reshape(len(tasks), n).sum(axis=1)
+            row[f"{tag}_acc"] = float(ok.mean())
+            row[f"{tag}_pass@4"] = float(np.mean([ref.pass_at_k(n, int(h), 4) for h in hits]))
+            if tag == "heldout":
+                row["heldout_greedy_acc"] = float(np.mean(
+                    [verify_arithmetic(t, x) for t, x in zip(tasks, g.texts, strict=True)]))  # fmt: skip
+        for k in EVAL_KEYS:
+            evals_log[k].append(row[k])
+
+    trainer.policy.eval()
+    evaluate(0)
+    for step in range(1, c["steps"] + 1):
+        out = trainer.run_step()
+        s = seen["sample"]
+        grouped = trainer.last_rewards.view(len(seen["tasks"]), -1)
+        row = {
+            "step": float(step),
+            "reward": out["reward"],
+            "accuracy": seen["accuracy"],
+            "informative_rate": float((grouped.max(1).values > grouped.min(1).values).float().mean()),
+            "parse_fail_rate": seen["parse_fail_rate"],
+            "verifier_error_rate": seen["verifier_error_rate"],
+            "truncation_rate": sum(x == "length" for x in s.stop_reason) / len(s.stop_reason),
+            "len_mean": float(s.completion_mask.sum(1).float().mean()),
+            "entropy": seen["entropy"],
+            "kl_ref": seen["kl_ref"],
+            "clip_low_reused": math.nan,
+            "clip_high_reused": math.nan,
+            "ratio_max_final": math.nan,
+            "skipped": float(out["skipped"] == out["groups"]),
+        }  # fmt: skip
+        for k in STEP_KEYS:
+            steps_log[k].append(row[k])
+        if step % c["eval_every"] == 0 or step == c["steps"]:
+            evaluate(step)
+
+    def clean(xs):
+        return [None if math.isnan(x) else round(float(x), 6) for x in xs]
+
+    passport = make_passport(c | {"lab": "baselm", "name": f"clinic/{name}"}, verifier=verifier,
+                             extra={"train_step": "lesson 9.5's reference train_step",
+                                    "lora": {"r": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"]}})  # fmt: skip
+    passport = {k: v for k, v in passport.items() if k != "extra"}
+    passport["baselm_sha256"] = json.loads((baselm_dir() / "passport.json").read_text())[
+        "weights_sha256"
+    ]
+    return {
+        "name": name,
+        "split": split,
+        "intended": list(intended),
+        "log": {"steps": {k: clean(v) for k, v in steps_log.items()},
+                "evals": {k: clean(v) for k, v in evals_log.items()}},
+        "passport": passport,
+    }  # fmt: skip
+
 
 def _one(name: str, intervention: str | None = None) -> dict:
     import torch
+
+    if name in BASELM_RUNS:
+        return _one_baselm(name, intervention)
 
     from dev.records.gru_lab_smoke import REFERENCE_FNS
     from helpers.gru_lab import LabProfile, Perturbation, run_lab
@@ -246,13 +431,23 @@ def _after(job: tuple[str, str]) -> tuple[str, str, dict]:
                        "config_hash": r["passport"]["config_hash"]}  # fmt: skip
 
 
-def interventions(jobs: int) -> int:
-    """Each run that shows a label, rerun once per intervention that changes its config: ``after``
-    {intervention: {"labels", "config_hash"}} in its record (the logs are not kept)."""
-    assert set(APPLY) == set(INTERVENTIONS), "helpers.clinic.INTERVENTIONS and APPLY disagree"
+def interventions(jobs: int, only: list[str] | None = None) -> int:
+    """Each run that shows a label (of ``only``, if given), rerun once per intervention that changes
+    its config: ``after`` {intervention: {"labels", "config_hash"}} in its record (the logs are not
+    kept); the other runs keep their committed ``after``. Run a run's reruns on the machine that made
+    the run: another CPU moves the trajectory."""
+    assert set(APPLY) == set(APPLY_BASELM) == set(INTERVENTIONS), "INTERVENTIONS and APPLY disagree"
     runs = [r for p in (VISIBLE, HELDOUT) for r in json.loads(p.read_text())["runs"]]
-    todo = [(r["name"], key) for r in runs if r["labels"] for key in APPLY
-            if APPLY[key](*RUNS[r["name"]][2:]) is not None]  # fmt: skip
+    unknown = set(only or ()) - {r["name"] for r in runs}
+    if unknown:
+        raise SystemExit(f"no committed run named {sorted(unknown)}")
+    todo = [
+        (r["name"], key)
+        for r in runs
+        if r["labels"] and (only is None or r["name"] in only)
+        for key in APPLY
+        if applies(r["name"], key)
+    ]
     print(f"{len(todo)} counterfactual runs on {jobs} processes")
     after: dict[str, dict] = {}
     with ProcessPoolExecutor(jobs) as ex:
@@ -260,7 +455,7 @@ def interventions(jobs: int) -> int:
             after.setdefault(name, {})[key] = res
             print(f"  {name:>16} + {key:<16} -> {res['labels'] or 'none'}", flush=True)
     for r in runs:
-        if r["labels"]:
+        if r["labels"] and r["name"] in after:
             r["after"] = dict(sorted(after[r["name"]].items()))
     write(runs)
     return 0
@@ -287,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.interventions:
-        return interventions(args.jobs)
+        return interventions(args.jobs, args.only)
     if args.check or args.relabel:
         docs = {p: json.loads(p.read_text()) for p in (VISIBLE, HELDOUT)}
         runs = [r for d in docs.values() for r in d["runs"]]
@@ -303,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
                 if d["scores"] != now:
                     problems.append(f"{p.name}: scores {d['scores']} -> {now}")
     else:
-        names = args.only or list(RUNS)
+        names = args.only or [*RUNS, *BASELM_RUNS]
         with ProcessPoolExecutor(args.jobs) as ex:
             fresh = dict(zip(names, ex.map(_one, names), strict=True))
         kept = {}
@@ -311,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
             kept = {
                 r["name"]: r for p in (VISIBLE, HELDOUT) for r in json.loads(p.read_text())["runs"]
             }
-        runs = [fresh[n] if n in fresh else kept[n] for n in RUNS]
+        runs = [fresh[n] if n in fresh else kept[n] for n in (*RUNS, *BASELM_RUNS)]
         problems = label(runs)
         write(runs)
     for r in runs:

@@ -22,7 +22,8 @@
 #    what it can and cannot show;
 # 6. assemble a four-group dashboard and write stopping criteria before a run starts.
 # 7. diagnose a run from its log by fixed definitions (entropy collapse, KL blow-up, stale rollouts,
-#    reward hacking, signal starvation, verifier failure), at the first step the evidence exists,
+#    reward hacking, signal starvation, verifier failure, length growth), at the first step the
+#    evidence exists,
 #    apply a stopping rule declared before the run, and choose an intervention from counterfactual
 #    reruns, side effects included.
 #
@@ -1412,13 +1413,20 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # %% [markdown]
 # ## 9.4.6 The diagnosis clinic
 #
-# Reading a dashboard is a skill, and this section grades it. The course ran the CPU lab of lesson 9.5
+# Reading a dashboard is a skill, and this section grades it. The course ran the CPU labs of lesson 9.5
 # many times, each time inducing one pathology (or two, or none), and saved each run's log:
 # the per-step axes of the dashboard above plus the evaluation points. An instructor's command makes
-# them (seeded GRU-lab runs with passports, about 20 s each); you only load the saved logs
-# (`helpers.clinic.load_clinic_runs`). You get the seed-0 runs. The grader keeps other runs to itself, and
+# them (seeded runs with passports: the GRU lab, 60 steps, about 20 s each; the BaseLM lab, 250
+# steps, about 100 s each); you only load the saved logs (`helpers.clinic.load_clinic_runs`). You get
+# the seed-0 runs. The grader keeps other runs to itself, and
 # your function sees them one at a time as plain data: other seeds, other settings of the same
 # pathologies, healthy runs, and runs with two pathologies at once.
+#
+# The GRU lab's answers follow a grammar that caps them at 10 tokens, so they cannot grow; BaseLM
+# writes free text. Its two runs are lesson 9.5's arithmetic-choice run (lr $5\cdot10^{-3}$, $K = 8$,
+# 8 prompts per step, a budget of 8 tokens, truncated answers scored as written) with one change
+# each. In a BaseLM log `accuracy` and the evaluations use the strict final-answer verifier, and no
+# batch is reused, so its clipping keys are NaN.
 #
 # | run (seed 0) | what was changed in the lab | induced |
 # |---|---|---|
@@ -1429,6 +1437,8 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # | `hack` | the smoke profile with one epoch per batch, and the sloppy verifier: reward = consistency + 0.1 format, correctness weight 0 | reward hacking |
 # | `easy_prompts` | as `healthy`, pretrained on a corpus without errors (no noisy answers, no dropped carries): the prompts are too easy | signal starvation |
 # | `verifier_fault` | as `healthy`, then from step 25 30% of the verifier calls time out | verifier failure |
+# | `lm_sloppy` | BaseLM, rewarded by lesson 9.5's sloppy verifier (the sum anywhere in the text pays) | reward hacking, length growth |
+# | `lm_no_kl` | BaseLM, strict verifier, no KL term ($\beta = 0$) | KL blow-up |
 #
 # Most runs show more than the one thing induced (a learning rate high enough to make the ratios
 # clip also collapses the entropy). What a run is labelled with is what the definitions below find in
@@ -1454,6 +1464,7 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # | `reward_hacking` | $\bar r_t \ge r_0 + 0.02$ **and** $\overline{\mathrm{acc}}_t \le \mathrm{acc}_0 - 0.1$ | `reward`, `accuracy` |
 # | `signal_starvation` | informative-group rate, window mean $< 0.2$ | `informative_rate` |
 # | `verifier_failure` | window mean of (`verifier_error_rate` + `parse_fail_rate`) $\ge 0.05$ | `verifier_error_rate`, `parse_fail_rate` |
+# | `length_growth` | $\overline{\mathrm{len}}_t \ge 1.2\,\mathrm{len}_0$ **and** $\overline{\mathrm{trunc}}_t \ge \mathrm{trunc}_0 + 0.2$ | `len_mean`, `truncation_rate` |
 #
 # `accuracy` is the patched rule (is the answer right?) scored on the training batch beside the reward:
 # the audit a team runs when it suspects its verifier. Reused-epoch clipping is NaN in a run with one
@@ -1461,8 +1472,14 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # A missing key means the rule that reads it is not evaluated (a log without evaluations cannot show an
 # entropy collapse by this table).
 #
-# **Why two conditions, twice.** Entropy falls in healthy runs too: sharpening is what RL does. And the
-# reward rises in healthy runs: that is the point of training. A rule on one metric fires on both.
+# **Why two conditions, three times.** Entropy falls in healthy runs too: sharpening is what RL does.
+# The reward rises in healthy runs: that is the point of training. A rule on one metric fires on
+# both. And answers may grow in a healthy run: a model that learns to work a problem out in more
+# steps writes more and still finishes. Length growth is a pathology when the budget starts to bind:
+# the answers no longer end, and what the verifier scores is a cut-off text. This library does not
+# test that third guard: BaseLM's answer to an addition is a number, with no steps to add, and the
+# only runs here whose answers grew (the sloppy-verifier runs) grew into the budget. On these runs
+# the length rule alone finds exactly what the table finds.
 
 # %%
 clinic = {r["name"]: r for r in load_clinic_runs()}
@@ -1493,6 +1510,45 @@ assert _ent[-WINDOW:].mean() < 0.5 * _ent[:WINDOW].mean() and not clinic["health
 # 1.07<!--fig:9.4:clinic_hack_reward_end--> (consistency is easy from the start) while correctness falls
 # from 0.27<!--fig:9.4:clinic_hack_acc_start--> to 0.08<!--fig:9.4:clinic_hack_acc_end-->: the
 # hack is loud in the audit and quiet in the reward.
+
+# %%
+_lm = clinic["lm_sloppy"]
+_s = {k: np.asarray(v) for k, v in _lm["log"]["steps"].items()}
+_first, _last = slice(0, WINDOW), slice(-WINDOW, None)
+print(f"lm_sloppy (BaseLM, sloppy verifier), first and last {WINDOW} steps:")
+print(f"  mean length {quote('9.4:clinic_lm_len_start', _s['len_mean'][_first].mean(), '.1f')} -> "
+      f"{quote('9.4:clinic_lm_len_end', _s['len_mean'][_last].mean(), '.1f')} tokens, truncated "
+      f"{quote('9.4:clinic_lm_trunc_start', _s['truncation_rate'][_first].mean(), '.2f')} -> "
+      f"{quote('9.4:clinic_lm_trunc_end', _s['truncation_rate'][_last].mean(), '.2f')}")
+print(f"  reward {quote('9.4:clinic_lm_reward_start', _s['reward'][_first].mean(), '.2f')} -> "
+      f"{quote('9.4:clinic_lm_reward_end', _s['reward'][_last].mean(), '.2f')}, strict accuracy "
+      f"{quote('9.4:clinic_lm_acc_start', _s['accuracy'][_first].mean(), '.2f')} -> "
+      f"{quote('9.4:clinic_lm_acc_end', _s['accuracy'][_last].mean(), '.2f')}")
+print("  first visible: length growth at step", quote("9.4:clinic_lm_length_onset", _lm["labels"]["length_growth"], "d"),
+      "reward hacking at step", quote("9.4:clinic_lm_hack_onset", _lm["labels"]["reward_hacking"], "d"))
+assert _lm["labels"]["length_growth"] < _lm["labels"]["reward_hacking"]
+assert "length_growth" not in clinic["lm_no_kl"]["labels"]
+assert clinic["lm_no_kl"]["passport"]["config"]["verifier"] == "strict"
+assert all("kl_blowup" in clinic[_n]["labels"] for _n in ("lm_sloppy", "lm_no_kl"))
+assert _lm["passport"]["config"]["kl_coef"] == 0.05 and _lm["passport"]["config"]["max_new_tokens"] == 8
+plot_dashboard({k: v for k, v in _lm["log"]["steps"].items()
+                if k in ("reward", "accuracy", "len_mean", "truncation_rate", "kl_ref", "entropy")},
+               title="Clinic run 'lm_sloppy': answers grow until the budget cuts them")
+
+# %% [markdown]
+# In `lm_sloppy` the mean completion grows from 4.7<!--fig:9.4:clinic_lm_len_start--> to
+# 6.8<!--fig:9.4:clinic_lm_len_end--> tokens (the budget is 8) and the share cut by the budget from
+# 0.02<!--fig:9.4:clinic_lm_trunc_start--> to 0.65<!--fig:9.4:clinic_lm_trunc_end-->, while the
+# sloppy reward rises from 0.50<!--fig:9.4:clinic_lm_reward_start--> to
+# 0.83<!--fig:9.4:clinic_lm_reward_end--> and strict accuracy falls from
+# 0.50<!--fig:9.4:clinic_lm_acc_start--> to 0.31<!--fig:9.4:clinic_lm_acc_end-->. The sloppy verifier
+# pays the sum anywhere in the text, so a completion that lists more numbers is more likely to be
+# paid, and a truncated one is scored as written: nothing pushes back on length. The length signal
+# comes first: by the table, length growth is visible from step
+# 109<!--fig:9.4:clinic_lm_length_onset-->, reward hacking only from step
+# 149<!--fig:9.4:clinic_lm_hack_onset-->. `lm_no_kl`, trained by the strict verifier, never shows
+# length growth. Both BaseLM runs show `kl_blowup`: BaseLM's per-token KL crosses the table's 0.3,
+# which was set on the GRU lab, even in `lm_sloppy`, which keeps the leash ($\beta = 0.05$).
 
 # %%
 _show = {k: v for k, v in clinic["hack"]["log"]["steps"].items()
@@ -1527,20 +1583,20 @@ print("against the induced pathologies: the table",
 # only a few held-out runs, so 0.9 in practice means no miss and no false alarm. A function that
 # thresholds one metric per label does not pass. `helpers.clinic.single_metric_baseline` is that
 # function (each label from the first half of its definition alone); on the runs you have it scores a
-# mean per-label F1 of 0.84<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by
+# mean per-label F1 of 0.87<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by
 # construction, and it fails all four cells.
 #
 # That 1 only says the grader's labels are the table's. Scored instead against what was induced,
 # counting every other label as a false alarm, the table gets
-# 0.72<!--fig:9.4:clinic_table_f1_induced--> on these runs and the baseline
-# 0.57<!--fig:9.4:clinic_baseline_f1_induced--> (the cell below computes the baseline's; the table's
+# 0.77<!--fig:9.4:clinic_table_f1_induced--> on these runs and the baseline
+# 0.65<!--fig:9.4:clinic_baseline_f1_induced--> (the cell below computes the baseline's; the table's
 # is the generator's record, since its code is your exercise). The thresholds were set by looking at
 # runs of this lab: they are a course convention for this CPU lab, not values validated for a real
 # model. On a real run, treat a finding as a hypothesis to check, not as a diagnosis.
 
 # %% [solution] id=diagnose
 def diagnose(log):
-    """Findings of the clinic's six definitions on one run's log (the table above).
+    """Findings of the clinic's seven definitions on one run's log (the table above).
 
     log: {"steps": {key: list of floats, one per RL step; "step" holds the step numbers},
           "evals": {key: list of floats, one per evaluation; "eval_step" holds their steps}}.
@@ -1587,6 +1643,9 @@ def diagnose(log):
             window(steps["informative_rate"], t) < 0.2)),
         "verifier_failure": (("verifier_error_rate", "parse_fail_rate"), lambda t: (
             window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05)),
+        "length_growth": (("len_mean", "truncation_rate"), lambda t: (
+            window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+            and window(steps["truncation_rate"], t) >= window(steps["truncation_rate"], w - 1) + 0.2)),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -1814,7 +1873,8 @@ def choose_intervention(labels, after):
 # %% [tests] id=test_choose_intervention points=3
 _runs = {_r["name"]: _r for _r in load_clinic_runs()}
 _chosen = {"smoke": "one_epoch", "kl_blowup": "one_epoch", "stale": "one_epoch", "hack": "kl_penalty",
-           "easy_prompts": None, "verifier_fault": "repair_verifier"}
+           "easy_prompts": None, "verifier_fault": "repair_verifier", "lm_sloppy": "patch_verifier",
+           "lm_no_kl": None}
 for _name, _want in _chosen.items():
     _got = choose_intervention(_runs[_name]["labels"], _runs[_name]["after"])
     assert _got == _want, f"run {_name!r}: the evidence supports {_want!r}, you chose {_got!r}"
@@ -1845,12 +1905,26 @@ assert "reward_hacking" not in _hack["after"]["patch_verifier"]["labels"]
 assert set(_hack["after"]["patch_verifier"]["labels"]) - set(_hack["labels"])  # fixed, with a side effect
 assert set(_hack["after"]["kl_penalty"]["labels"]) <= set(_hack["labels"]) - {"reward_hacking"}
 assert all("signal_starvation" in res["labels"] for res in clinic["easy_prompts"]["after"].values())
+_sl, _nk = clinic["lm_sloppy"], clinic["lm_no_kl"]
+assert set(_sl["after"]["patch_verifier"]["labels"]) == {"kl_blowup"}  # the hack and the growth end
+print("lm_no_kl: KL flag at step", quote("9.4:clinic_lm_nokl_kl_onset", _nk["labels"]["kl_blowup"], "d"),
+      "without a KL term, at step", quote("9.4:clinic_lm_nokl_klpen_onset", _nk["after"]["kl_penalty"]["labels"]["kl_blowup"], "d"),
+      "with beta = 0.1")
+assert _nk["after"]["kl_penalty"]["labels"]["kl_blowup"] < _nk["labels"]["kl_blowup"]
+assert all("kl_blowup" in res["labels"] for res in _nk["after"].values())
 
 # %% [markdown]
 # What the table shows. Patching `hack`'s verifier does end the hack, but the rerun then collapses
 # like the smoke profile it runs on: a fix can expose the next problem, and the rule above calls that
-# harm. The KL term ends the hack without it, here; on the grader's other seeds it does not, while
-# the patched verifier ends the hack on every seed, each time with a collapse. The rule also counts
+# harm. The KL term ends the hack without it, here; on the grader's other seeds of `hack` it does
+# not, while the patched verifier ends that hack on every seed, each time with a collapse. In
+# `lm_sloppy` the patched verifier ends the hack and the length growth together: once length no
+# longer pays, the answers stop growing. `lm_no_kl` has no acceptable intervention: every rerun still
+# crosses the KL threshold, and the one with a KL term ($\beta = 0.1$) crosses it at step
+# 74<!--fig:9.4:clinic_lm_nokl_klpen_onset-->, before the run without one (step
+# 161<!--fig:9.4:clinic_lm_nokl_kl_onset-->). On BaseLM the rule does not tell a leashed run from an
+# unleashed one: its 0.3 nats per token was set on the GRU lab, and a threshold does not carry over
+# to another model without checking it there. The rule also counts
 # only new labels as harm: a label that comes earlier in the rerun is not counted against the
 # intervention, so a choice can leave a problem in place, or bring it forward. No intervention in the menu ends `easy_prompts`'
 # starvation: its prompts are too easy for this model, and the fix (harder prompts: move the

@@ -1263,6 +1263,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -1326,6 +1334,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -1387,6 +1403,14 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
         ),
     }
     findings = []
@@ -1453,6 +1477,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -1516,6 +1548,14 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
         ),
     }
     findings = []
@@ -1582,6 +1622,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -1647,6 +1695,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.2,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -1708,6 +1764,301 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+
+
+# %% bug diagnose: length growth from the mean length alone (no truncation check)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1),
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+
+
+# %% bug diagnose: truncation compared with 0.2 itself, not the start of the run + 0.2
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t) >= 0.2
+            ),
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+
+
+# %% bug diagnose: length growth at a window strictly above 1.2 x the start (>, where the table says >=)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) > 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
+    }
+    findings = []
+    for label, (keys, holds) in rules.items():
+        needs = set(keys) - {"heldout_pass@4"}
+        if not needs <= steps.keys() or (
+            "heldout_pass@4" in keys and not {"eval_step", "heldout_pass@4"} <= evals.keys()
+        ):
+            continue
+        for t in range(w - 1, n):
+            if holds(t):
+                findings.append(
+                    {"label": label, "step": int(steps["step"][t]), "metrics": list(keys)}
+                )
+                break
+    return findings
+
+
+# %% bug diagnose: length growth read as 1.2 x the start in truncation too (relative, where the table adds 0.2)
+def diagnose(log):
+    steps = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("steps", {}).items()}
+    evals = {k: np.asarray(v, dtype=np.float64) for k, v in log.get("evals", {}).items()}
+    w = WINDOW
+    n = len(steps.get("step", ()))
+
+    def window(x, t):  # NaN-ignoring mean of x[t-w+1 .. t]
+        v = x[t - w + 1 : t + 1]
+        v = v[~np.isnan(v)]
+        return v.mean() if v.size else math.nan
+
+    def summed(*keys):  # row-wise sum; NaN where any term is NaN
+        return sum(steps[k] for k in keys)
+
+    def heldout_dropped(t):  # latest held-out pass@4 at or before step t vs the first one
+        at = evals["eval_step"] <= steps["step"][t]
+        held = evals["heldout_pass@4"][at]
+        return held.size > 0 and held[-1] < 0.9 * held[0]
+
+    rules = {
+        "entropy_collapse": (
+            ("entropy", "heldout_pass@4"),
+            lambda t: (
+                window(steps["entropy"], t) < 0.5 * window(steps["entropy"], w - 1)
+                and heldout_dropped(t)
+            ),
+        ),
+        "kl_blowup": (("kl_ref",), lambda t: window(steps["kl_ref"], t) > 0.3),
+        "stale_rollouts": (
+            ("clip_low_reused", "clip_high_reused"),
+            lambda t: window(summed("clip_low_reused", "clip_high_reused"), t) > 0.04,
+        ),
+        "reward_hacking": (
+            ("reward", "accuracy"),
+            lambda t: (
+                window(steps["reward"], t) >= window(steps["reward"], w - 1) + 0.02
+                and window(steps["accuracy"], t) <= window(steps["accuracy"], w - 1) - 0.1
+            ),
+        ),
+        "signal_starvation": (
+            ("informative_rate",),
+            lambda t: window(steps["informative_rate"], t) < 0.2,
+        ),
+        "verifier_failure": (
+            ("verifier_error_rate", "parse_fail_rate"),
+            lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= 1.2 * window(steps["truncation_rate"], w - 1)
+            ),
         ),
     }
     findings = []
@@ -1772,6 +2123,12 @@ def diagnose(log):
         conds["verifier_failure"] = (
             trail(st["verifier_error_rate"] + st["parse_fail_rate"]) >= 0.05,
             ["verifier_error_rate", "parse_fail_rate"],
+        )
+    if have("len_mean", "truncation_rate"):
+        ln, tr = trail(st["len_mean"]), trail(st["truncation_rate"])
+        conds["length_growth"] = (
+            (ln >= 1.2 * ln[w - 1]) & (tr >= tr[w - 1] + 0.2),
+            ["len_mean", "truncation_rate"],
         )
     out = []
     for label in LABELS:
@@ -1844,6 +2201,15 @@ def diagnose(log):
                     win("verifier_error_rate", t, "parse_fail_rate") >= 0.05,
                 )
             )
+        if "len_mean" in steps and "truncation_rate" in steps:
+            checks.append(
+                (
+                    "length_growth",
+                    ["truncation_rate", "len_mean"],
+                    win("len_mean", t) >= 1.2 * win("len_mean", WINDOW - 1)
+                    and win("truncation_rate", t) >= win("truncation_rate", WINDOW - 1) + 0.2,
+                )
+            )
         for label, keys, holds in checks:
             if holds and label not in seen:
                 seen[label] = {"label": label, "step": int(s), "metrics": keys}
@@ -1904,6 +2270,14 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(steps["verifier_error_rate"], t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
         ),
     }
     findings = []
@@ -1971,6 +2345,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -2036,6 +2418,14 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
         ),
     }
     findings = []
@@ -2105,6 +2495,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -2170,6 +2568,14 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
         ),
     }
     findings = []
@@ -2237,6 +2643,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -2300,6 +2714,14 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
         ),
     }
     findings = []
@@ -2365,6 +2787,13 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * steps["len_mean"][0]
+                and window(steps["truncation_rate"], t) >= steps["truncation_rate"][0] + 0.2
+            ),
         ),
     }
     findings = []
@@ -2432,6 +2861,14 @@ def diagnose(log):
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
         ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
+        ),
     }
     findings = []
     for label, (keys, holds) in rules.items():
@@ -2497,6 +2934,14 @@ def diagnose(log):
         "verifier_failure": (
             ("verifier_error_rate", "parse_fail_rate"),
             lambda t: window(summed("verifier_error_rate", "parse_fail_rate"), t) >= 0.05,
+        ),
+        "length_growth": (
+            ("len_mean", "truncation_rate"),
+            lambda t: (
+                window(steps["len_mean"], t) >= 1.2 * window(steps["len_mean"], w - 1)
+                and window(steps["truncation_rate"], t)
+                >= window(steps["truncation_rate"], w - 1) + 0.2
+            ),
         ),
     }
     findings = []

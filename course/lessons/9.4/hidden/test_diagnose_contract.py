@@ -88,6 +88,7 @@ for _name, _log in _held:
         ("steps", "clip_low_reused"),
         ("steps", "accuracy"),
         ("steps", "verifier_error_rate"),
+        ("steps", "truncation_rate"),
     ):
         _part, _key = _drop
         _cut = {"steps": dict(_log["steps"]), "evals": dict(_log["evals"])}
@@ -101,7 +102,7 @@ for _name, _log in _held:
 # contract: nan
 # NaN-ignoring window means; a window of NaN only decides nothing (the comparison is false)
 for _name, _log in _held[:6]:
-    for _key in ("entropy", "kl_ref", "informative_rate", "reward"):
+    for _key in ("entropy", "kl_ref", "informative_rate", "reward", "len_mean"):
         _nan = {"steps": dict(_log["steps"]), "evals": _log["evals"]}
         _v = list(_nan["steps"][_key])
         for _i in range(0, len(_v), 3):
@@ -112,12 +113,13 @@ for _name, _log in _held[:6]:
         assert _by_label(diagnose(_nan)) == _by_label(_ref_diagnose(_nan)), (
             f"{_name} with NaN in {_key}"
         )
-# contract: generated, step-numbers, evals-at-step, parse-failures, nan
+# contract: generated, step-numbers, evals-at-step, parse-failures, nan, length
 # generated logs that the clinic's runs never show: step numbers that start anywhere and skip,
 # evaluations made exactly at a step and between steps (the first one often after the first full
 # window: before it no evaluation belongs to a step), a held-out curve that wanders (a random
-# walk, up and down), parse failures without verifier errors, NaN in one clip key and not the other; every
-# finding (label and step) must be the course's
+# walk, up and down), parse failures without verifier errors, NaN in one clip key and not the other,
+# lengths and truncation that start anywhere and jump up or down; every finding (label and step) must be
+# the course's
 _rng = np.random.default_rng(9408)
 
 
@@ -141,6 +143,8 @@ for _case in range(120):
         "informative_rate": np.clip(_moves(_n, 0.0, 0.6, 0.05), 0.0, 1.0),
         "verifier_error_rate": np.abs(_moves(_n, 0.0, 0.08, 0.01)) * (_rng.random() < 0.5),
         "parse_fail_rate": np.abs(_moves(_n, 0.0, 0.08, 0.01)),
+        "len_mean": np.abs(_moves(_n, 3.0, 8.0, 0.2)),
+        "truncation_rate": np.clip(_moves(_n, 0.0, 0.7, 0.03), 0.0, 1.0),
     }
     for _key, _v in _st.items():
         _v[_rng.random(_n) < _rng.choice([0.0, 0.1, 0.3])] = math.nan
@@ -178,6 +182,24 @@ assert _by_label(diagnose(_tie)) == {"entropy_collapse": 10}, "entropy collapse 
 # and a held-out pass@4 at exactly 0.9 x the first has not dropped below it
 _tie["evals"]["heldout_pass@4"] = [1.0, 0.9]
 assert _by_label(diagnose(_tie)) == {}, "held-out pass@4 exactly 0.9 x the first is not below it"
+# length growth holds at a window of exactly 1.2 x the start's mean length and exactly the start's
+# truncation + 0.2 (both comparisons are >=), and not just below either
+_len = {
+    "steps": {
+        "step": list(range(1, 13)),
+        "len_mean": [5.0] * 5 + [6.0] * 7,
+        "truncation_rate": [0.25] * 5 + [0.45] * 7,
+    },
+    "evals": {},
+}
+assert _by_label(diagnose(_len)) == {"length_growth": 10}, (
+    "mean length exactly 1.2 x the start and truncation exactly the start + 0.2: length growth at 10"
+)
+_len["steps"]["len_mean"] = [5.0] * 5 + [6.0 - 2.0**-20] * 7
+assert _by_label(diagnose(_len)) == {}, "a mean length just below 1.2 x the start is not growth"
+_len["steps"]["len_mean"] = [5.0] * 5 + [9.0] * 7
+_len["steps"]["truncation_rate"] = [0.25] * 5 + [0.45 - 2.0**-20] * 7
+assert _by_label(diagnose(_len)) == {}, "truncation just below the start + 0.2 is not growth"
 # contract: evals-at-step
 # an evaluation made exactly at step t belongs to step t: the entropy has halved from step 9, the
 # held-out drop is measured at step 12, so the collapse is found at 12
