@@ -18,7 +18,7 @@ the reward), informative_rate, parse_fail_rate, verifier_error_rate, truncation_
 entropy, kl_ref, clip_low_reused, clip_high_reused, ratio_max_final, skipped; eval keys: train_acc,
 train_pass@4, heldout_acc, heldout_pass@4, heldout_greedy_acc. A metric that was not measured at a
 step (the update statistics of a skipped step, reused clipping with one epoch, and in a BaseLM run,
-which never reuses a batch, the clipping keys) is NaN. In a BaseLM run ``entropy`` and ``kl_ref`` are
+which never reuses a batch, the clipping keys and ratio_max_final) is NaN. In a BaseLM run ``entropy`` and ``kl_ref`` are
 the policy's exact token entropy and the k3 estimate on the sampled tokens, both measured on the
 step's rollout before its update, and ``accuracy`` and the evaluations use the strict final-answer
 verifier (``helpers.verifiers.verify_arithmetic``).

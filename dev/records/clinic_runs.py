@@ -1,13 +1,15 @@
 """Generate lesson 9.4's diagnosis clinic: real CPU-lab runs with induced pathologies.
 
 Each run is the GRU lab (helpers/gru_lab.py) with the instructor's reference functions
-(dev/records/gru_lab_smoke.py), a profile change and a ``Perturbation``. Its log keeps the dashboard
+(dev/records/gru_lab_smoke.py), a profile change and a ``Perturbation``, or lesson 9.5's BaseLM lab
+(its reference ``train_step``, ``BASELM`` with a change of verifier, truncation contract or KL
+coefficient: ``BASELM_RUNS``). Its log keeps the dashboard
 keys the clinic's definitions read, and its labels are what those definitions (the reference
 ``diagnose`` of lesson 9.4, read from the lesson's solution cell: one copy of the rule) find on it.
 Every run also names what was induced (``intended``); the generator fails when a run does not show
 an induced pathology or a healthy run shows any, so a label is never only a wish.
 
-    python -m dev.records.clinic_runs            # run everything, write both files (about 4 min)
+    python -m dev.records.clinic_runs            # run everything, write both files (about 8 min)
     python -m dev.records.clinic_runs --check    # relabel the committed logs with today's rule
     python -m dev.records.clinic_runs --relabel  # ...and write the new labels and scores
     python -m dev.records.clinic_runs --only h_stale_1   # rerun one run, keep the rest
@@ -23,6 +25,7 @@ labels). Both carry each run's passport (config, its hash, versions, CPU) and ``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -104,8 +107,26 @@ RUNS: dict[str, tuple[str, tuple[str, ...], dict, dict]] = {
 BASELM = {"verifier": "strict", "seed": 0, "k": 8, "max_new_tokens": 8, "lr": 5e-3, "kl_coef": 0.05,
           "prompts_per_step": 8, "steps": 250, "eval_every": 25, "eval_prompts": 32,
           "eval_samples": 8}  # fmt: skip
+BASELM_FIXED = {
+    "family": "arithmetic_choice",
+    "n_train": 4000,
+    "temperature": 1.0,
+    "grad_clip": 1.0,
+    "lora": {"r": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"], "seed": "the run's seed"},
+    "torch_threads": 1,
+    "train_step": "lesson 9.5's reference train_step (course.reference)",
+    "training_tasks": "make_tasks(family, n_train, 'train', seed)",
+    "eval_tasks": "make_tasks(family, eval_prompts, 'train', 10000 + seed) and "
+    "make_tasks(family, eval_prompts, 'heldout', 0)",
+    "eval_sampling": "temperature 1, generators seeded seed + 1 (training prompts) and seed + 2 "
+    "(held out); greedy for heldout_greedy_acc",
+}
+"""What every BaseLM clinic run shares and the generator never varies (recorded as ``fixed`` in each
+passport, beside the hashed ``config``)."""
 BASELM_RUNS: dict[str, tuple[str, tuple[str, ...], dict]] = {
     "lm_sloppy": ("visible", ("reward_hacking", "length_growth"), {"verifier": "sloppy"}),
+    "lm_sloppy_mask": ("visible", ("reward_hacking", "length_growth"),
+                       {"verifier": "sloppy", "truncation": "mask"}),
     "lm_no_kl": ("visible", ("kl_blowup",), {"kl_coef": 0.0}),
     "h_lm_sloppy_1": ("heldout", ("reward_hacking", "length_growth"), {"verifier": "sloppy", "seed": 1}),
     "h_lm_sloppy_2": ("heldout", ("reward_hacking", "length_growth"), {"verifier": "sloppy", "seed": 2}),
@@ -209,7 +230,10 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
     log: per step the rollout's rates and lengths, the policy's exact token entropy and k3 KL to the
     reference on the sampled tokens (before the step's update), the strict verifier's accuracy on the
     batch; every ``eval_every`` steps sampled and greedy accuracy and pass@4 (strict verifier) on
-    ``eval_prompts`` training and held-out prompts. No epoch reuses a batch: the clipping keys are NaN."""
+    ``eval_prompts`` training and held-out prompts. No epoch reuses a batch: the clipping keys and
+    ratio_max_final are NaN.
+    A truncated answer is scored as written and stays in the loss, as in lesson 9.5; with
+    ``"truncation": "mask"`` its reward stays in its group and its tokens leave the loss."""
     import torch
 
     from course.reference import reference
@@ -222,7 +246,8 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
     from helpers.trainer import GRPOTrainer, TrainerConfig
     from helpers.verifiers import verify_arithmetic, verify_arithmetic_sloppy
 
-    torch.set_num_threads(1)
+    fx = BASELM_FIXED
+    torch.set_num_threads(fx["torch_threads"])
     split, intended, changes = BASELM_RUNS[name]
     c = BASELM | changes
     if intervention is not None:
@@ -231,12 +256,15 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
     ref = reference("9.5")
     verifier = {"strict": verify_arithmetic, "sloppy": verify_arithmetic_sloppy}[c["verifier"]]
     base, tok = load_baselm()
-    policy = add_lora(base, r=8, alpha=16, target_modules=("q_proj", "v_proj"), seed=c["seed"])
+    lora = fx["lora"]
+    policy = add_lora(base, r=lora["r"], alpha=lora["alpha"],
+                      target_modules=tuple(lora["target_modules"]), seed=c["seed"])  # fmt: skip
     reference_model = load_reference(load_baselm)
     config = TrainerConfig(k=c["k"], max_new_tokens=c["max_new_tokens"], lr=c["lr"],
                            kl_coef=c["kl_coef"], prompts_per_step=c["prompts_per_step"],
-                           seed=c["seed"], grad_clip=1.0)  # fmt: skip
-    train = make_tasks("arithmetic_choice", 4000, "train", c["seed"])
+                           seed=c["seed"], grad_clip=fx["grad_clip"],
+                           temperature=fx["temperature"])  # fmt: skip
+    train = make_tasks(fx["family"], fx["n_train"], "train", c["seed"])
     trainer = GRPOTrainer(policy, reference_model, tok, train, verifier, train_step=ref.train_step,
                           config=config)  # fmt: skip
     seen: dict = {}
@@ -258,13 +286,23 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
             accuracy=float(np.mean([verify_arithmetic(tasks[g], x) for g, x in zip(
                 s.group.tolist(), s.texts, strict=True)])),
         )  # fmt: skip
+        if c.get("truncation", "scored") == "mask":
+            # the masking contract (TRL's mask_truncated_completions): the step sees the rollout with
+            # a truncated row's completion mask zeroed, so it is scored as written and its reward stays
+            # in its group's advantages, but its log-prob is 0 under both models: no policy-gradient
+            # or KL term (the loss's mean over rows still counts it)
+            ended = torch.tensor([x == "eos" for x in s.stop_reason])  # (N,)
+            s = dataclasses.replace(
+                s, completion_mask=s.completion_mask * ended[:, None].to(s.completion_mask.dtype)
+            )
+            trainer.last_sample = s  # trainer.score keeps the rewards of this object
         return s
 
     trainer.sample = sample_and_measure
     n_eval = c["eval_prompts"]
     pools = {
-        "train": make_tasks("arithmetic_choice", n_eval, "train", 10_000 + c["seed"]),
-        "heldout": make_tasks("arithmetic_choice", n_eval, "heldout", 0),
+        "train": make_tasks(fx["family"], n_eval, "train", 10_000 + c["seed"]),
+        "heldout": make_tasks(fx["family"], n_eval, "heldout", 0),
     }
     steps_log = {k: [] for k in STEP_KEYS}
     evals_log = {k: [] for k in EVAL_KEYS}
@@ -319,10 +357,8 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
     def clean(xs):
         return [None if math.isnan(x) else round(float(x), 6) for x in xs]
 
-    passport = make_passport(c | {"lab": "baselm", "name": f"clinic/{name}"}, verifier=verifier,
-                             extra={"train_step": "lesson 9.5's reference train_step",
-                                    "lora": {"r": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"]}})  # fmt: skip
-    passport = {k: v for k, v in passport.items() if k != "extra"}
+    passport = make_passport(c | {"lab": "baselm", "name": f"clinic/{name}"}, verifier=verifier)
+    passport = {k: v for k, v in passport.items() if k != "extra"} | {"fixed": BASELM_FIXED}
     passport["baselm_sha256"] = json.loads((baselm_dir() / "passport.json").read_text())[
         "weights_sha256"
     ]

@@ -1423,10 +1423,10 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # pathologies, healthy runs, and runs with two pathologies at once.
 #
 # The GRU lab's answers follow a grammar that caps them at 10 tokens, so they cannot grow; BaseLM
-# writes free text. Its two runs are lesson 9.5's arithmetic-choice run (lr $5\cdot10^{-3}$, $K = 8$,
+# writes free text. Its runs are lesson 9.5's arithmetic-choice run (lr $5\cdot10^{-3}$, $K = 8$,
 # 8 prompts per step, a budget of 8 tokens, truncated answers scored as written) with one change
 # each. In a BaseLM log `accuracy` and the evaluations use the strict final-answer verifier, and no
-# batch is reused, so its clipping keys are NaN.
+# batch is reused, so its clipping keys and `ratio_max_final` are NaN.
 #
 # | run (seed 0) | what was changed in the lab | induced |
 # |---|---|---|
@@ -1438,6 +1438,7 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # | `easy_prompts` | as `healthy`, pretrained on a corpus without errors (no noisy answers, no dropped carries): the prompts are too easy | signal starvation |
 # | `verifier_fault` | as `healthy`, then from step 25 30% of the verifier calls time out | verifier failure |
 # | `lm_sloppy` | BaseLM, rewarded by lesson 9.5's sloppy verifier (the sum anywhere in the text pays) | reward hacking, length growth |
+# | `lm_sloppy_mask` | as `lm_sloppy`, under the masking contract of 9.4.3: a truncated answer's reward stays in its group, its tokens leave the loss | reward hacking, length growth |
 # | `lm_no_kl` | BaseLM, strict verifier, no KL term ($\beta = 0$) | KL blow-up |
 #
 # Most runs show more than the one thing induced (a learning rate high enough to make the ratios
@@ -1479,7 +1480,7 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # the answers no longer end, and what the verifier scores is a cut-off text. This library does not
 # test that third guard: BaseLM's answer to an addition is a number, with no steps to add, and the
 # only runs here whose answers grew (the sloppy-verifier runs) grew into the budget. On these runs
-# the length rule alone finds exactly what the table finds.
+# the length rule alone flags the same runs as the table, at the same step or one step earlier.
 
 # %%
 clinic = {r["name"]: r for r in load_clinic_runs()}
@@ -1526,11 +1527,27 @@ print(f"  reward {quote('9.4:clinic_lm_reward_start', _s['reward'][_first].mean(
       f"{quote('9.4:clinic_lm_acc_end', _s['accuracy'][_last].mean(), '.2f')}")
 print("  first visible: length growth at step", quote("9.4:clinic_lm_length_onset", _lm["labels"]["length_growth"], "d"),
       "reward hacking at step", quote("9.4:clinic_lm_hack_onset", _lm["labels"]["reward_hacking"], "d"))
+_mk = clinic["lm_sloppy_mask"]
+print("lm_sloppy_mask (the masking contract): length growth at step",
+      quote("9.4:clinic_lm_mask_length_onset", _mk["labels"]["length_growth"], "d"))
+assert _mk["passport"]["config"]["truncation"] == "mask"
+assert _lm["labels"]["length_growth"] < _mk["labels"]["length_growth"] < _mk["labels"]["reward_hacking"]
 assert _lm["labels"]["length_growth"] < _lm["labels"]["reward_hacking"]
 assert "length_growth" not in clinic["lm_no_kl"]["labels"]
 assert clinic["lm_no_kl"]["passport"]["config"]["verifier"] == "strict"
-assert all("kl_blowup" in clinic[_n]["labels"] for _n in ("lm_sloppy", "lm_no_kl"))
+assert all("kl_blowup" in clinic[_n]["labels"] for _n in ("lm_sloppy", "lm_sloppy_mask", "lm_no_kl"))
 assert _lm["passport"]["config"]["kl_coef"] == 0.05 and _lm["passport"]["config"]["max_new_tokens"] == 8
+_kl = {_n: np.asarray(clinic[_n]["log"]["steps"]["kl_ref"]) for _n in ("lm_sloppy", "lm_no_kl")}
+_nk_t = clinic["lm_no_kl"]["labels"]["kl_blowup"]  # the window ending at step t: rows t-5 .. t-1
+_nk_w = _kl["lm_no_kl"][_nk_t - WINDOW : _nk_t].mean()
+_main = _lm["after"]["patch_verifier"]["labels"]["kl_blowup"]  # lesson 9.5's main configuration
+print(f"per-token KL, median: lm_sloppy {quote('9.4:clinic_lm_kl_median', np.median(_kl['lm_sloppy']), '.2f')}, "
+      f"lm_no_kl {quote('9.4:clinic_lm_nokl_kl_median', np.median(_kl['lm_no_kl']), '.2f')}; lm_no_kl's window "
+      f"first above 0.3: {quote('9.4:clinic_lm_nokl_kl_window', _nk_w, '.3f')}; the main configuration "
+      f"crosses at step {quote('9.4:clinic_lm_main_kl_onset', _main, 'd')}")
+assert np.median(_kl["lm_no_kl"]) < 0.3 < np.median(_kl["lm_sloppy"]) and 0.3 < _nk_w < 0.302
+_c = _lm["passport"]["config"]  # lesson 9.5's ARITH_CONFIG, as the text says
+assert (_c["lr"], _c["kl_coef"], _c["k"], _c["prompts_per_step"], _c["max_new_tokens"]) == (5e-3, 0.05, 8, 8, 8)
 plot_dashboard({k: v for k, v in _lm["log"]["steps"].items()
                 if k in ("reward", "accuracy", "len_mean", "truncation_rate", "kl_ref", "entropy")},
                title="Clinic run 'lm_sloppy': answers grow until the budget cuts them")
@@ -1543,12 +1560,29 @@ plot_dashboard({k: v for k, v in _lm["log"]["steps"].items()
 # 0.83<!--fig:9.4:clinic_lm_reward_end--> and strict accuracy falls from
 # 0.50<!--fig:9.4:clinic_lm_acc_start--> to 0.31<!--fig:9.4:clinic_lm_acc_end-->. The sloppy verifier
 # pays the sum anywhere in the text, so a completion that lists more numbers is more likely to be
-# paid, and a truncated one is scored as written: nothing pushes back on length. The length signal
+# paid, and a truncated one is scored as written: nothing but the KL leash pushes back on length. The length signal
 # comes first: by the table, length growth is visible from step
 # 109<!--fig:9.4:clinic_lm_length_onset-->, reward hacking only from step
-# 149<!--fig:9.4:clinic_lm_hack_onset-->. `lm_no_kl`, trained by the strict verifier, never shows
-# length growth. Both BaseLM runs show `kl_blowup`: BaseLM's per-token KL crosses the table's 0.3,
-# which was set on the GRU lab, even in `lm_sloppy`, which keeps the leash ($\beta = 0.05$).
+# 149<!--fig:9.4:clinic_lm_hack_onset-->. The masking contract of 9.4.3 does not stop it: in
+# `lm_sloppy_mask` the truncated answers leave the loss, yet finished answers that list more numbers
+# are still paid more, nothing pushes back on the ones that run out, and length growth shows from
+# step 135<!--fig:9.4:clinic_lm_mask_length_onset-->, later but before the hack. `lm_no_kl`,
+# trained by the strict verifier, never shows length growth. The lab scores a truncated answer as
+# written: in 9.4.3's terms its contract is what the verifier pays for the cut text, nothing with the
+# strict verifier unless the cut text ends on the sum, and often something with the sloppy one. What
+# this library does not show is the risk of 9.4.3's bandit, where masking alone makes never stopping
+# pay on prompts too hard to be answered: in both sloppy runs the growth is paid by the hack.
+#
+# Every BaseLM run shows `kl_blowup`, and the records say how differently. The sloppy runs drift far
+# from the reference: `lm_sloppy`'s median per-token KL is 0.61<!--fig:9.4:clinic_lm_kl_median-->.
+# `lm_no_kl`, with no leash at all, drifts less (median
+# 0.16<!--fig:9.4:clinic_lm_nokl_kl_median-->) and crosses the line only just, its window at
+# 0.301<!--fig:9.4:clinic_lm_nokl_kl_window-->. Lesson 9.5's main configuration (the strict verifier
+# with $\beta = 0.05$: `lm_sloppy` rerun with the patched verifier) crosses at step
+# 36<!--fig:9.4:clinic_lm_main_kl_onset-->. Two things are at work: the threshold of 0.3 nats per
+# token was set on the GRU lab, and the leash of lesson 9.5 holds down another quantity (k3 of a whole
+# completion's log-ratio, on the rows of informative groups) than the per-token mean the clinic logs.
+# A threshold does not carry over to another model without checking it there.
 
 # %%
 _show = {k: v for k, v in clinic["hack"]["log"]["steps"].items()
@@ -1583,13 +1617,13 @@ print("against the induced pathologies: the table",
 # only a few held-out runs, so 0.9 in practice means no miss and no false alarm. A function that
 # thresholds one metric per label does not pass. `helpers.clinic.single_metric_baseline` is that
 # function (each label from the first half of its definition alone); on the runs you have it scores a
-# mean per-label F1 of 0.87<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by
+# mean per-label F1 of 0.88<!--fig:9.4:clinic_baseline_f1--> where the table scores 1 by
 # construction, and it fails all four cells.
 #
 # That 1 only says the grader's labels are the table's. Scored instead against what was induced,
 # counting every other label as a false alarm, the table gets
-# 0.77<!--fig:9.4:clinic_table_f1_induced--> on these runs and the baseline
-# 0.65<!--fig:9.4:clinic_baseline_f1_induced--> (the cell below computes the baseline's; the table's
+# 0.76<!--fig:9.4:clinic_table_f1_induced--> on these runs and the baseline
+# 0.66<!--fig:9.4:clinic_baseline_f1_induced--> (the cell below computes the baseline's; the table's
 # is the generator's record, since its code is your exercise). The thresholds were set by looking at
 # runs of this lab: they are a course convention for this CPU lab, not values validated for a real
 # model. On a real run, treat a finding as a hypothesis to check, not as a diagnosis.
@@ -1874,7 +1908,7 @@ def choose_intervention(labels, after):
 _runs = {_r["name"]: _r for _r in load_clinic_runs()}
 _chosen = {"smoke": "one_epoch", "kl_blowup": "one_epoch", "stale": "one_epoch", "hack": "kl_penalty",
            "easy_prompts": None, "verifier_fault": "repair_verifier", "lm_sloppy": "patch_verifier",
-           "lm_no_kl": None}
+           "lm_sloppy_mask": "patch_verifier", "lm_no_kl": None}
 for _name, _want in _chosen.items():
     _got = choose_intervention(_runs[_name]["labels"], _runs[_name]["after"])
     assert _got == _want, f"run {_name!r}: the evidence supports {_want!r}, you chose {_got!r}"
@@ -1905,8 +1939,9 @@ assert "reward_hacking" not in _hack["after"]["patch_verifier"]["labels"]
 assert set(_hack["after"]["patch_verifier"]["labels"]) - set(_hack["labels"])  # fixed, with a side effect
 assert set(_hack["after"]["kl_penalty"]["labels"]) <= set(_hack["labels"]) - {"reward_hacking"}
 assert all("signal_starvation" in res["labels"] for res in clinic["easy_prompts"]["after"].values())
-_sl, _nk = clinic["lm_sloppy"], clinic["lm_no_kl"]
-assert set(_sl["after"]["patch_verifier"]["labels"]) == {"kl_blowup"}  # the hack and the growth end
+_nk = clinic["lm_no_kl"]
+for _n in ("lm_sloppy", "lm_sloppy_mask"):  # the hack and the growth end
+    assert set(clinic[_n]["after"]["patch_verifier"]["labels"]) == {"kl_blowup"}
 print("lm_no_kl: KL flag at step", quote("9.4:clinic_lm_nokl_kl_onset", _nk["labels"]["kl_blowup"], "d"),
       "without a KL term, at step", quote("9.4:clinic_lm_nokl_klpen_onset", _nk["after"]["kl_penalty"]["labels"]["kl_blowup"], "d"),
       "with beta = 0.1")
@@ -1918,13 +1953,14 @@ assert all("kl_blowup" in res["labels"] for res in _nk["after"].values())
 # like the smoke profile it runs on: a fix can expose the next problem, and the rule above calls that
 # harm. The KL term ends the hack without it, here; on the grader's other seeds of `hack` it does
 # not, while the patched verifier ends that hack on every seed, each time with a collapse. In
-# `lm_sloppy` the patched verifier ends the hack and the length growth together: once length no
-# longer pays, the answers stop growing. `lm_no_kl` has no acceptable intervention: every rerun still
-# crosses the KL threshold, and the one with a KL term ($\beta = 0.1$) crosses it at step
-# 74<!--fig:9.4:clinic_lm_nokl_klpen_onset-->, before the run without one (step
-# 161<!--fig:9.4:clinic_lm_nokl_kl_onset-->). On BaseLM the rule does not tell a leashed run from an
-# unleashed one: its 0.3 nats per token was set on the GRU lab, and a threshold does not carry over
-# to another model without checking it there. The rule also counts
+# `lm_sloppy` and `lm_sloppy_mask` the patched verifier ends the hack and the length growth
+# together: once length no longer pays, the answers stop growing. The menu has none of 9.4.3's length interventions (a soft
+# penalty, a larger budget, another contract), so here length growth can end only with the pressure
+# behind it. `lm_no_kl` has no acceptable intervention: every rerun still crosses the KL threshold,
+# the one with a KL term ($\beta = 0.1$) at step 74<!--fig:9.4:clinic_lm_nokl_klpen_onset-->, before
+# the run without one (step 161<!--fig:9.4:clinic_lm_nokl_kl_onset-->). A run that crosses the line
+# this narrowly says little either way: this is no evidence that the KL term raises the KL, only that
+# on BaseLM this threshold does not separate the runs. The rule also counts
 # only new labels as harm: a label that comes earlier in the rerun is not counted against the
 # intervention, so a choice can leave a problem in place, or bring it forward. No intervention in the menu ends `easy_prompts`'
 # starvation: its prompts are too easy for this model, and the fix (harder prompts: move the

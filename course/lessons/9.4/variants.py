@@ -3270,6 +3270,10 @@ def should_stop(log, rule):
 # As a6d7893fd9.
 # %% equivalent diagnose: a674b72ed1 range(w - 1, n) -> range(w ^ 1, n)
 # As a6d7893fd9.
+# %% equivalent diagnose: 05feaaba1a w - 1 -> w ^ 1 (the mean length's baseline window)
+# As a6d7893fd9.
+# %% equivalent diagnose: 04c6b2e41b w - 1 -> w ^ 1 (the truncation rate's baseline window)
+# As a6d7893fd9.
 # %% equivalent diagnose: 9558e7dd8d held.size > 0 -> held.size > 1
 # With one evaluation held[-1] is held[0], and x < 0.9 x is false for every x >= 0: pass@4 is a
 # probability, so the extra case the original accepts can never hold.
@@ -3279,9 +3283,10 @@ def should_stop(log, rule):
 # needs never holds "step"; a log with steps that lacks "step" has n = 0 and no finding either way,
 # and one with "step" makes needs a proper subset whenever it is a subset.
 # %% equivalent diagnose: 9d4bafc76a reward >= r0 + 0.02 -> >
-# A tie, not graded (contracts.md): reward and accuracy are continuous in the runs, and whether a
-# window mean equals r0 + 0.02 exactly depends on the order of summation, so a test of it would fail
-# valid solutions that sum in another order.
+# A tie, not graded (contracts.md): reward and accuracy are continuous in the GRU-lab runs, and
+# whether a window mean equals r0 + 0.02 exactly depends on the order of summation there, so a test
+# of it would fail valid solutions that sum in another order. (In the BaseLM runs they are multiples
+# of 1/64, whose window sums are exact in any order; the rule is graded the same way on every run.)
 # %% equivalent diagnose: 72b4eff151 accuracy <= acc0 - 0.1 -> <
 # As 9d4bafc76a.
 # %% equivalent diagnose: 4848d9e53a kl > 0.3 -> >=

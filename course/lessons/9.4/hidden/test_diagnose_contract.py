@@ -101,8 +101,9 @@ for _name, _log in _held:
         )
 # contract: nan
 # NaN-ignoring window means; a window of NaN only decides nothing (the comparison is false)
-for _name, _log in _held[:6]:
-    for _key in ("entropy", "kl_ref", "informative_rate", "reward", "len_mean"):
+# (six GRU-lab runs and the last two held-out runs, whose answers grow: BaseLM)
+for _name, _log in _held[:6] + _held[-2:]:
+    for _key in ("entropy", "kl_ref", "informative_rate", "reward", "len_mean", "truncation_rate"):
         _nan = {"steps": dict(_log["steps"]), "evals": _log["evals"]}
         _v = list(_nan["steps"][_key])
         for _i in range(0, len(_v), 3):
