@@ -2,8 +2,8 @@
 
 The instructor's generator (``dev.records.clinic_runs``, in the repository, not in the bundle) runs the
 GRU lab (``helpers.gru_lab``) with a profile change and a ``Perturbation`` per run, and lesson 9.5's
-BaseLM lab (free-text answers, which can outgrow their budget) with a changed verifier or KL
-coefficient, keeps the dashboard keys below, and labels each run with the lesson's definitions. This module only reads the visible runs; the held-out runs the
+BaseLM lab (free-text answers, which can outgrow their budget) with a changed verifier, truncation
+contract or KL coefficient, keeps the dashboard keys below, and labels each run with the lesson's definitions. This module only reads the visible runs; the held-out runs the
 grader uses are not part of the student library.
 
 A log is plain data::

@@ -496,14 +496,19 @@ def test_the_length_rule_alone_finds_what_the_table_finds_on_these_runs():
 
 
 def test_a_short_baselm_run_logs_the_clinic_keys_on_the_rollout_grid(monkeypatch):
-    """dev.records.clinic_runs._one_baselm, shortened (4 steps, 2 prompts x 4 completions): every
-    step and evaluation key of the log format, rates on the grid of the rollout's 8 rows, NaN only
-    in the keys a BaseLM run never measures, the masking contract in the config, BASELM_FIXED in the
-    passport, and the same log from a second run with the same seed."""
+    """dev.records.clinic_runs._one_baselm, shortened (4 steps, 2 prompts x 4 completions, a budget
+    of 2 tokens, so that every answer is cut): every step and evaluation key of the log format, NaN
+    only in the keys a BaseLM run never measures, lengths and truncation of the true rollout (the
+    masking view the step sees has zero lengths there), the masking contract in the config,
+    BASELM_FIXED in the passport, torch's thread count restored, the same log from a second run."""
+    import torch
+
     short = {"steps": 4, "eval_every": 2, "eval_prompts": 3, "eval_samples": 4, "k": 4,
-             "prompts_per_step": 2}  # fmt: skip
+             "prompts_per_step": 2, "max_new_tokens": 2}  # fmt: skip
     monkeypatch.setattr(gen, "BASELM", gen.BASELM | short)
+    threads = torch.get_num_threads()
     first, second = gen._one_baselm("lm_sloppy_mask"), gen._one_baselm("lm_sloppy_mask")
+    assert torch.get_num_threads() == threads
     assert first["log"] == second["log"]
     steps, evals = first["log"]["steps"], first["log"]["evals"]
     assert tuple(steps) == gen.STEP_KEYS and tuple(evals) == gen.EVAL_KEYS
@@ -511,13 +516,67 @@ def test_a_short_baselm_run_logs_the_clinic_keys_on_the_rollout_grid(monkeypatch
     for key, v in steps.items():
         never = key in ("clip_low_reused", "clip_high_reused", "ratio_max_final")
         assert all((x is None) == never for x in v), key
-    for key in ("truncation_rate", "len_mean", "accuracy", "parse_fail_rate"):
+    assert steps["truncation_rate"] == [1.0] * 4 and steps["len_mean"] == [2.0] * 4
+    for key in ("accuracy", "parse_fail_rate"):
         assert all(x * 8 == round(x * 8) for x in steps[key]), key
     assert all(x * 2 == round(x * 2) for x in steps["informative_rate"])
     cfg = first["passport"]["config"]
     assert cfg["truncation"] == "mask" and cfg["verifier"] == "sloppy" and cfg["steps"] == 4
     assert first["passport"]["fixed"] == gen.BASELM_FIXED
     assert first["passport"]["verifier"]["name"] == "arithmetic_sloppy"
+
+
+def test_the_masking_view_drops_truncated_rows_from_the_loss_and_keeps_their_text():
+    """gen.mask_truncated on a real rollout of a tiny transformer: a truncated row's completion mask
+    is zero, so lesson 9.5's completion_log_prob gives it 0 under any model (no policy-gradient and
+    no KL term); a row that ended keeps its mask and log-prob; texts and stop reasons are the same, so
+    its reward (computed from the text) stays in the group."""
+    import torch
+
+    from course.reference import reference
+    from helpers.sampling import sample_groups
+    from helpers.standins import tiny_lm
+
+    model, tok = tiny_lm(0)
+    s = sample_groups(model, tok, ["1+2=", "30+4="], 16, max_new_tokens=60,
+                      generator=torch.Generator().manual_seed(0))  # fmt: skip
+    cut = torch.tensor([x == "length" for x in s.stop_reason])
+    assert cut.any() and (~cut).any(), "the rollout needs both kinds of rows"
+    v = gen.mask_truncated(s)
+    assert v.texts == s.texts and v.stop_reason == s.stop_reason
+    assert torch.equal(v.completion_mask[~cut], s.completion_mask[~cut])
+    assert not v.completion_mask[cut].any()
+    logp = reference("9.5").completion_log_prob
+    with torch.no_grad():
+        full = logp(model, s.input_ids, s.attention_mask, s.prompt_len, s.position_ids)
+        seen = logp(model, v.input_ids, v.attention_mask, v.prompt_len, v.position_ids)
+    assert torch.all(seen[cut] == 0) and torch.allclose(seen[~cut], full[~cut])
+    assert torch.all(full[cut] != 0)
+
+
+def test_lm_sloppy_masks_length_growth_is_thin_as_the_guide_says():
+    """INSTRUCTOR.md: the definition holds at 18 of lm_sloppy_mask's 246 steps (two stretches; 105
+    in lm_sloppy), and its hack shows only in the last 5 steps, so only length growth is induced."""
+    text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
+    held = {}
+    for r in VISIBLE:
+        if r["name"] in ("lm_sloppy", "lm_sloppy_mask"):
+            log, steps = r["log"], r["log"]["steps"]["step"]
+            held[r["name"]] = [int(steps[i]) for i in range(WINDOW - 1, len(steps))
+                               if _holds(log, "length_growth", i)]  # fmt: skip
+    mask = held["lm_sloppy_mask"]
+    runs = [s for i, s in enumerate(mask) if i == 0 or mask[i - 1] != s - 1]
+    ends = [s for i, s in enumerate(mask) if i == len(mask) - 1 or mask[i + 1] != s + 1]
+    stretches = ", ".join(f"{a}-{b}" for a, b in zip(runs, ends, strict=True))
+    mk = next(r for r in VISIBLE if r["name"] == "lm_sloppy_mask")
+    last = mk["log"]["steps"]["step"][-1]
+    n = len(mk["log"]["steps"]["step"]) - WINDOW + 1  # the steps at which a full window exists
+    assert (
+        f"The definition holds at {len(mask)} of its {n} steps (steps {stretches.replace(', ', ' and ')};"
+        f" `lm_sloppy`: {len(held['lm_sloppy'])})" in text
+    )
+    assert mk["labels"]["reward_hacking"] > last - WINDOW and mk["intended"] == ["length_growth"]
+    assert "its reward hacking shows only in the last 5 steps" in text
 
 
 def test_the_baselm_runs_use_lesson_9_5s_arithmetic_settings():
@@ -543,18 +602,37 @@ def test_the_guide_and_lesson_quote_the_baselm_records():
     choose = reference("9.4").choose_intervention
     text = " ".join((ROOT / "course" / "docs" / "INSTRUCTOR.md").read_text().split())
     by = {r["name"]: r for r in RUNS}
-    kl = {n: np.asarray(by[n]["log"]["steps"]["kl_ref"]) for n in ("lm_sloppy", "lm_no_kl")}
+    kl = {
+        n: np.asarray(by[n]["log"]["steps"]["kl_ref"])
+        for n in ("lm_sloppy", "lm_sloppy_mask", "lm_no_kl")
+    }
     windows = np.convolve(kl["lm_sloppy"], np.ones(WINDOW) / WINDOW, "valid")
+    above = int((np.convolve(kl["lm_no_kl"], np.ones(WINDOW) / WINDOW, "valid") > 0.3).sum())
     t = by["lm_no_kl"]["labels"]["kl_blowup"]
     main = by["lm_sloppy"]["after"]["patch_verifier"]["labels"]["kl_blowup"]
     assert (
         f"(median per-token KL {np.median(kl['lm_sloppy']):.2f} in `lm_sloppy`, three windows in four"
-        f" above 0.3)"
+        f" above 0.3; `lm_sloppy_mask` {np.median(kl['lm_sloppy_mask']):.2f})"
         in text
         and round(float((windows > 0.3).mean()), 2) == 0.75
     )
     assert f"drifts less (median {np.median(kl['lm_no_kl']):.2f})" in text
-    assert f"(a window of {kl['lm_no_kl'][t - WINDOW : t].mean():.3f} at step {t})" in text
+    assert (
+        f"its window is above 0.3 at {above} of {len(windows)} steps, in three short episodes (two set"
+        f" off by a single step whose KL is above 1), first at step {t};" in text
+    )
+    over = np.nonzero(np.convolve(kl["lm_no_kl"], np.ones(WINDOW) / WINDOW, "valid") > 0.3)[0]
+    episodes = np.split(over, np.nonzero(np.diff(over) > 1)[0] + 1)  # window start rows
+    big = [bool((kl["lm_no_kl"][e[0] : e[-1] + WINDOW] > 1).any()) for e in episodes]
+    assert len(episodes) == 3 and sum(big) == 2 and int(over[0]) + WINDOW == t
+    mk = by["lm_sloppy_mask"]
+    assert (
+        f"The KL term ends `lm_sloppy`'s hack but moves `lm_sloppy_mask`'s hack from step"
+        f" {mk['labels']['reward_hacking']} to {mk['after']['kl_penalty']['labels']['reward_hacking']}"
+        f" and its growth from {mk['labels']['length_growth']} to"
+        f" {mk['after']['kl_penalty']['labels']['length_growth']}." in text
+    )
+    assert "reward_hacking" not in by["lm_sloppy"]["after"]["kl_penalty"]["labels"]
     assert f"crosses at step {main}." in text
     for name in ("lm_sloppy", "lm_sloppy_mask", "h_lm_sloppy_1"):
         assert set(by[name]["after"]["patch_verifier"]["labels"]) == {"kl_blowup"}, name

@@ -125,8 +125,8 @@ BASELM_FIXED = {
 passport, beside the hashed ``config``)."""
 BASELM_RUNS: dict[str, tuple[str, tuple[str, ...], dict]] = {
     "lm_sloppy": ("visible", ("reward_hacking", "length_growth"), {"verifier": "sloppy"}),
-    "lm_sloppy_mask": ("visible", ("reward_hacking", "length_growth"),
-                       {"verifier": "sloppy", "truncation": "mask"}),
+    # the masking contract: its hack shows only in the last steps, so only the growth counts as induced
+    "lm_sloppy_mask": ("visible", ("length_growth",), {"verifier": "sloppy", "truncation": "mask"}),
     "lm_no_kl": ("visible", ("kl_blowup",), {"kl_coef": 0.0}),
     "h_lm_sloppy_1": ("heldout", ("reward_hacking", "length_growth"), {"verifier": "sloppy", "seed": 1}),
     "h_lm_sloppy_2": ("heldout", ("reward_hacking", "length_growth"), {"verifier": "sloppy", "seed": 2}),
@@ -225,6 +225,18 @@ def _token_logprobs(model, sample):
     return logp * sample.completion_mask, logits  # (N, T), (N, T, V)
 
 
+def mask_truncated(sample):
+    """The rollout as a step sees it under the masking contract (TRL's mask_truncated_completions):
+    the same texts, stop reasons and log-probs, with a truncated row's completion mask zeroed, so
+    its log-prob is 0 under any model (no policy-gradient or KL term) while its reward, computed from
+    its text, stays in its group."""
+    import torch
+
+    ended = torch.tensor([x == "eos" for x in sample.stop_reason])  # (N,)
+    keep = ended[:, None].to(sample.completion_mask.dtype)  # (N, 1)
+    return dataclasses.replace(sample, completion_mask=sample.completion_mask * keep)
+
+
 def _one_baselm(name: str, intervention: str | None = None) -> dict:
     """One BaseLM run of BASELM_RUNS (lesson 9.5's loop and reference train_step) with the clinic's
     log: per step the rollout's rates and lengths, the policy's exact token entropy and k3 KL to the
@@ -247,6 +259,7 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
     from helpers.verifiers import verify_arithmetic, verify_arithmetic_sloppy
 
     fx = BASELM_FIXED
+    threads = torch.get_num_threads()  # restored at the end (a test calls this in its own process)
     torch.set_num_threads(fx["torch_threads"])
     split, intended, changes = BASELM_RUNS[name]
     c = BASELM | changes
@@ -291,10 +304,7 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
             # a truncated row's completion mask zeroed, so it is scored as written and its reward stays
             # in its group's advantages, but its log-prob is 0 under both models: no policy-gradient
             # or KL term (the loss's mean over rows still counts it)
-            ended = torch.tensor([x == "eos" for x in s.stop_reason])  # (N,)
-            s = dataclasses.replace(
-                s, completion_mask=s.completion_mask * ended[:, None].to(s.completion_mask.dtype)
-            )
+            s = mask_truncated(s)
             trainer.last_sample = s  # trainer.score keeps the rewards of this object
         return s
 
@@ -359,6 +369,7 @@ def _one_baselm(name: str, intervention: str | None = None) -> dict:
 
     passport = make_passport(c | {"lab": "baselm", "name": f"clinic/{name}"}, verifier=verifier)
     passport = {k: v for k, v in passport.items() if k != "extra"} | {"fixed": BASELM_FIXED}
+    torch.set_num_threads(threads)
     passport["baselm_sha256"] = json.loads((baselm_dir() / "passport.json").read_text())[
         "weights_sha256"
     ]

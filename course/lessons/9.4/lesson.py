@@ -1424,8 +1424,8 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 #
 # The GRU lab's answers follow a grammar that caps them at 10 tokens, so they cannot grow; BaseLM
 # writes free text. Its runs are lesson 9.5's arithmetic-choice run (lr $5\cdot10^{-3}$, $K = 8$,
-# 8 prompts per step, a budget of 8 tokens, truncated answers scored as written) with one change
-# each. In a BaseLM log `accuracy` and the evaluations use the strict final-answer verifier, and no
+# 8 prompts per step, a budget of 8 tokens, truncated answers scored as written) with one or two
+# changes. In a BaseLM log `accuracy` and the evaluations use the strict final-answer verifier, and no
 # batch is reused, so its clipping keys and `ratio_max_final` are NaN.
 #
 # | run (seed 0) | what was changed in the lab | induced |
@@ -1438,7 +1438,7 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # | `easy_prompts` | as `healthy`, pretrained on a corpus without errors (no noisy answers, no dropped carries): the prompts are too easy | signal starvation |
 # | `verifier_fault` | as `healthy`, then from step 25 30% of the verifier calls time out | verifier failure |
 # | `lm_sloppy` | BaseLM, rewarded by lesson 9.5's sloppy verifier (the sum anywhere in the text pays) | reward hacking, length growth |
-# | `lm_sloppy_mask` | as `lm_sloppy`, under the masking contract of 9.4.3: a truncated answer's reward stays in its group, its tokens leave the loss | reward hacking, length growth |
+# | `lm_sloppy_mask` | as `lm_sloppy`, under the masking contract of 9.4.3: a truncated answer's reward stays in its group, its tokens leave the loss | length growth |
 # | `lm_no_kl` | BaseLM, strict verifier, no KL term ($\beta = 0$) | KL blow-up |
 #
 # Most runs show more than the one thing induced (a learning rate high enough to make the ratios
@@ -1532,20 +1532,20 @@ print("lm_sloppy_mask (the masking contract): length growth at step",
       quote("9.4:clinic_lm_mask_length_onset", _mk["labels"]["length_growth"], "d"))
 assert _mk["passport"]["config"]["truncation"] == "mask"
 assert _lm["labels"]["length_growth"] < _mk["labels"]["length_growth"] < _mk["labels"]["reward_hacking"]
+assert _mk["labels"]["reward_hacking"] > _mk["log"]["steps"]["step"][-1] - WINDOW  # only at the end
 assert _lm["labels"]["length_growth"] < _lm["labels"]["reward_hacking"]
 assert "length_growth" not in clinic["lm_no_kl"]["labels"]
 assert clinic["lm_no_kl"]["passport"]["config"]["verifier"] == "strict"
 assert all("kl_blowup" in clinic[_n]["labels"] for _n in ("lm_sloppy", "lm_sloppy_mask", "lm_no_kl"))
 assert _lm["passport"]["config"]["kl_coef"] == 0.05 and _lm["passport"]["config"]["max_new_tokens"] == 8
 _kl = {_n: np.asarray(clinic[_n]["log"]["steps"]["kl_ref"]) for _n in ("lm_sloppy", "lm_no_kl")}
-_nk_t = clinic["lm_no_kl"]["labels"]["kl_blowup"]  # the window ending at step t: rows t-5 .. t-1
-_nk_w = _kl["lm_no_kl"][_nk_t - WINDOW : _nk_t].mean()
+_nk_above = int((np.convolve(_kl["lm_no_kl"], np.ones(WINDOW) / WINDOW, "valid") > 0.3).sum())
 _main = _lm["after"]["patch_verifier"]["labels"]["kl_blowup"]  # lesson 9.5's main configuration
 print(f"per-token KL, median: lm_sloppy {quote('9.4:clinic_lm_kl_median', np.median(_kl['lm_sloppy']), '.2f')}, "
-      f"lm_no_kl {quote('9.4:clinic_lm_nokl_kl_median', np.median(_kl['lm_no_kl']), '.2f')}; lm_no_kl's window "
-      f"first above 0.3: {quote('9.4:clinic_lm_nokl_kl_window', _nk_w, '.3f')}; the main configuration "
+      f"lm_no_kl {quote('9.4:clinic_lm_nokl_kl_median', np.median(_kl['lm_no_kl']), '.2f')}; lm_no_kl's windows "
+      f"above 0.3: {quote('9.4:clinic_lm_nokl_kl_windows_above', _nk_above, 'd')} of {len(_kl['lm_no_kl']) - WINDOW + 1}; the main configuration "
       f"crosses at step {quote('9.4:clinic_lm_main_kl_onset', _main, 'd')}")
-assert np.median(_kl["lm_no_kl"]) < 0.3 < np.median(_kl["lm_sloppy"]) and 0.3 < _nk_w < 0.302
+assert np.median(_kl["lm_no_kl"]) < 0.3 < np.median(_kl["lm_sloppy"]) and _nk_above < 0.1 * len(_kl["lm_no_kl"])
 _c = _lm["passport"]["config"]  # lesson 9.5's ARITH_CONFIG, as the text says
 assert (_c["lr"], _c["kl_coef"], _c["k"], _c["prompts_per_step"], _c["max_new_tokens"]) == (5e-3, 0.05, 8, 8, 8)
 plot_dashboard({k: v for k, v in _lm["log"]["steps"].items()
@@ -1565,19 +1565,23 @@ plot_dashboard({k: v for k, v in _lm["log"]["steps"].items()
 # 109<!--fig:9.4:clinic_lm_length_onset-->, reward hacking only from step
 # 149<!--fig:9.4:clinic_lm_hack_onset-->. The masking contract of 9.4.3 does not stop it: in
 # `lm_sloppy_mask` the truncated answers leave the loss, yet finished answers that list more numbers
-# are still paid more, nothing pushes back on the ones that run out, and length growth shows from
-# step 135<!--fig:9.4:clinic_lm_mask_length_onset-->, later but before the hack. `lm_no_kl`,
+# are still paid more and nothing pushes back on the ones that run out. Its length growth is first
+# visible at step 135<!--fig:9.4:clinic_lm_mask_length_onset-->, but the definition holds there only
+# in two short stretches (a few steps, then the last dozen), and its hack only in the last steps: a
+# thin signal from one seed, which cannot say whether the contract delays the growth. `lm_no_kl`,
 # trained by the strict verifier, never shows length growth. The lab scores a truncated answer as
 # written: in 9.4.3's terms its contract is what the verifier pays for the cut text, nothing with the
 # strict verifier unless the cut text ends on the sum, and often something with the sloppy one. What
-# this library does not show is the risk of 9.4.3's bandit, where masking alone makes never stopping
-# pay on prompts too hard to be answered: in both sloppy runs the growth is paid by the hack.
+# this library does not show is the risk of 9.4.3's bandit, where on a hard-but-solvable prompt
+# (success rare) masking alone lets the truncated outcome grow: in both sloppy runs the growth is
+# paid by the hack.
 #
-# Every BaseLM run shows `kl_blowup`, and the records say how differently. The sloppy runs drift far
-# from the reference: `lm_sloppy`'s median per-token KL is 0.61<!--fig:9.4:clinic_lm_kl_median-->.
+# Every BaseLM run shows `kl_blowup`, and the records say how differently. `lm_sloppy` drifts far
+# from the reference: its median per-token KL is 0.61<!--fig:9.4:clinic_lm_kl_median-->.
 # `lm_no_kl`, with no leash at all, drifts less (median
-# 0.16<!--fig:9.4:clinic_lm_nokl_kl_median-->) and crosses the line only just, its window at
-# 0.301<!--fig:9.4:clinic_lm_nokl_kl_window-->. Lesson 9.5's main configuration (the strict verifier
+# 0.16<!--fig:9.4:clinic_lm_nokl_kl_median-->): its window is above 0.3 at only
+# 11<!--fig:9.4:clinic_lm_nokl_kl_windows_above--> of its steps, in three short episodes, two of
+# them set off by a single step whose KL is above 1. Lesson 9.5's main configuration (the strict verifier
 # with $\beta = 0.05$: `lm_sloppy` rerun with the patched verifier) crosses at step
 # 36<!--fig:9.4:clinic_lm_main_kl_onset-->. Two things are at work: the threshold of 0.3 nats per
 # token was set on the GRU lab, and the leash of lesson 9.5 holds down another quantity (k3 of a whole
@@ -1622,8 +1626,8 @@ print("against the induced pathologies: the table",
 #
 # That 1 only says the grader's labels are the table's. Scored instead against what was induced,
 # counting every other label as a false alarm, the table gets
-# 0.76<!--fig:9.4:clinic_table_f1_induced--> on these runs and the baseline
-# 0.66<!--fig:9.4:clinic_baseline_f1_induced--> (the cell below computes the baseline's; the table's
+# 0.73<!--fig:9.4:clinic_table_f1_induced--> on these runs and the baseline
+# 0.64<!--fig:9.4:clinic_baseline_f1_induced--> (the cell below computes the baseline's; the table's
 # is the generator's record, since its code is your exercise). The thresholds were set by looking at
 # runs of this lab: they are a course convention for this CPU lab, not values validated for a real
 # model. On a real run, treat a finding as a hypothesis to check, not as a diagnosis.
@@ -1954,13 +1958,13 @@ assert all("kl_blowup" in res["labels"] for res in _nk["after"].values())
 # harm. The KL term ends the hack without it, here; on the grader's other seeds of `hack` it does
 # not, while the patched verifier ends that hack on every seed, each time with a collapse. In
 # `lm_sloppy` and `lm_sloppy_mask` the patched verifier ends the hack and the length growth
-# together: once length no longer pays, the answers stop growing. The menu has none of 9.4.3's length interventions (a soft
-# penalty, a larger budget, another contract), so here length growth can end only with the pressure
-# behind it. `lm_no_kl` has no acceptable intervention: every rerun still crosses the KL threshold,
+# together: once length no longer pays, the answers stop growing. The menu has none of 9.4.3's
+# length interventions (a soft penalty, a larger budget, another contract), so here length growth can
+# end only with the pressure behind it. `lm_no_kl` has no acceptable intervention: every rerun still crosses the KL threshold,
 # the one with a KL term ($\beta = 0.1$) at step 74<!--fig:9.4:clinic_lm_nokl_klpen_onset-->, before
-# the run without one (step 161<!--fig:9.4:clinic_lm_nokl_kl_onset-->). A run that crosses the line
-# this narrowly says little either way: this is no evidence that the KL term raises the KL, only that
-# on BaseLM this threshold does not separate the runs. The rule also counts
+# the run without one (step 161<!--fig:9.4:clinic_lm_nokl_kl_onset-->). A run whose KL crosses the
+# line only in short spikes says little either way: this is no evidence that the KL term raises the
+# KL, only that on BaseLM this threshold does not separate the runs. The rule also counts
 # only new labels as harm: a label that comes earlier in the rerun is not counted against the
 # intervention, so a choice can leave a problem in place, or bring it forward. No intervention in the menu ends `easy_prompts`'
 # starvation: its prompts are too easy for this model, and the fix (harder prompts: move the
