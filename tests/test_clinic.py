@@ -412,12 +412,24 @@ def test_the_instructor_guide_quotes_the_counterfactual_record():
 @pytest.mark.slow
 def test_one_counterfactual_regenerates_with_its_settings_and_what_it_shows():
     """Rerun verifier_fault with its fault repaired, here: the settings hash is the committed one
-    (machine-independent), and the rerun is a healthy run, judged by the pattern (no label), not by
-    the committed values (another float path moves the trajectory)."""
+    (machine-independent), and the rerun shows no verifier failure, the pattern the repair names.
+    That it shows no label at all holds on this float path (AVX512, the committed rerun's) but not
+    on every one: under ATEN_CPU_CAPABILITY=default the same settings cross the entropy-collapse
+    line at step 60, the last step, so the whole label set is compared only on the record's path."""
+    import os
+
+    import torch
+
     name, key, res = gen._after(("verifier_fault", "repair_verifier"))
-    old = next(r for r in VISIBLE if r["name"] == name)["after"][key]
+    run = next(r for r in VISIBLE if r["name"] == name)
+    old = run["after"][key]
     assert res["config_hash"] == old["config_hash"]
-    assert res["labels"] == {} == old["labels"]
+    assert old["labels"] == {} and "verifier_failure" not in res["labels"]
+    same_path = torch.backends.cpu.get_cpu_capability() == run["passport"]["machine"][
+        "torch_cpu_capability"
+    ] and not os.environ.get("ATEN_CPU_CAPABILITY")
+    if same_path:
+        assert res["labels"] == {}
 
 
 def test_the_prose_about_the_reruns_is_what_the_records_show():
