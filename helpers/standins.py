@@ -208,12 +208,14 @@ def restore_updates(trainer) -> None:
     del trainer.update
 
 
-def stand_in_trainer(case: int) -> SimpleNamespace:
+def stand_in_trainer(case: int, spread: float = 1e-7) -> SimpleNamespace:
     """A stand-in of a trainer for ``train_step`` with the attributes its docstring names, rebuilt
-    identically from ``case``: policy and reference are ``AbsPosLM`` stubs (the reference frozen);
-    ``sample`` returns one fixed batch (ragged left padding, completions of several lengths, junk
-    log-probs after EOS) and ``score`` fixed rewards: per group all equal, binary, continuous, or of
-    a tiny but nonzero spread; B groups of K from 1 up. ``update`` records the loss and its
+    identically from ``case`` and ``spread``: policy and reference are ``AbsPosLM`` stubs (the
+    reference frozen); ``sample`` returns one fixed batch (ragged left padding, completions of
+    several lengths, junk log-probs after EOS) and ``score`` fixed float32 rewards: per group all
+    equal, binary, continuous, or of a tiny but nonzero spread (one reward ``spread``, the others 0:
+    at 1e-30 its float32 std underflows to 0, so only "max != min" sees that the group is not
+    degenerate); B groups of K from 1 up. ``update`` records the loss and its
     gradient wrt every policy parameter, then moves the policy (as a real step would).
 
     Returns ``SimpleNamespace(trainer=..., tasks=..., log=...)``; ``log`` counts the ``sample`` and
@@ -238,7 +240,7 @@ def stand_in_trainer(case: int) -> SimpleNamespace:
         elif kind == 2:
             groups.append(rng.normal(0, 1, K))
         else:
-            groups.append(1e-7 * (np.arange(K) == rng.integers(0, K)))  # tiny spread
+            groups.append(spread * (np.arange(K) == rng.integers(0, K)))  # tiny spread
     rewards = torch.tensor(np.concatenate(groups), dtype=torch.float32)
     am_t = torch.tensor(am)
     sample = SimpleNamespace(input_ids=torch.tensor(ids), attention_mask=am_t, prompt_len=P,

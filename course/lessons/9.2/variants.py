@@ -288,6 +288,18 @@ def group_advantages(rewards, eps=1e-6):
     return np.where(std < 1e-8, 0.0, out)
 
 
+# %% bug group_advantages: degenerate when max == min OR std == 0 (belt and braces: a spread whose square underflows gets zeros)
+def group_advantages(rewards, eps=1e-6):
+    r = np.array(rewards, dtype=np.float64)
+    if r.ndim not in (1, 2) or r.shape[-1] == 0:
+        raise ValueError("bad shape")
+    std = r.std(axis=-1, keepdims=True)
+    deg = (r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)) | (std == 0)
+    with np.errstate(all="ignore"):
+        out = (r - r.mean(axis=-1, keepdims=True)) / (std + eps)
+    return np.where(deg, 0.0, out)
+
+
 # %% bug group_advantages: keeps a float32 input's dtype (computed and returned in float32)
 def group_advantages(rewards, eps=1e-6):
     r = np.asarray(rewards)

@@ -972,6 +972,19 @@ def group_advantages(rewards, eps=1e-6):
     return torch.where(std > 0, adv, torch.zeros_like(adv))
 
 
+# %% bug group_advantages: degenerate when max == min OR std == 0 (belt and braces: a spread whose square underflows gets zeros)
+def group_advantages(rewards, eps=1e-6):
+    if not isinstance(rewards, torch.Tensor):
+        raise TypeError("rewards must be a torch.Tensor")
+    if rewards.ndim not in (1, 2) or rewards.shape[-1] == 0:
+        raise ValueError("bad shape")
+    r = rewards if rewards.is_floating_point() else rewards.float()
+    std = r.std(dim=-1, keepdim=True, unbiased=False)
+    deg = (r.amax(dim=-1, keepdim=True) == r.amin(dim=-1, keepdim=True)) | (std == 0)
+    adv = (r - r.mean(dim=-1, keepdim=True)) / (std + eps)
+    return torch.where(deg, torch.zeros_like(adv), adv)
+
+
 # %% bug clipped_grpo_loss: exp and k3 before the mask (masked float32 values of 100 overflow: inf * 0 = NaN)
 def clipped_grpo_loss(new_logp, old_logp, ref_logp, advantages, mask, *, clip_eps, kl_coef):
     ratio = torch.exp(new_logp - old_logp)
@@ -1352,6 +1365,61 @@ def train_step(trainer, tasks):
             sample.position_ids[rows])  # fmt: skip
     logp = completion_log_prob(trainer.policy, *args)
     ref_logp = completion_log_prob(trainer.reference, *args).detach()
+    loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
+    kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
+    trainer.update(loss)
+    cm = sample.completion_mask[rows].float()
+    entropy = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
+    out.update(kl=float(kl), entropy=float(entropy), loss=float(loss.detach()))
+    return out
+
+
+# %% bug train_step: (e) a group is informative when its reward variance is above 0 (float32's var underflows to 0 for a spread of 1e-30)
+def train_step(trainer, tasks):
+    B, K = len(tasks), trainer.config.k
+    sample = trainer.sample(tasks)
+    rewards = trainer.score(tasks, sample)
+    grouped = rewards.view(B, K)
+    adv = group_advantages(grouped).reshape(-1)
+    informative = grouped.var(dim=1, unbiased=False) > 0
+    out = {"reward": float(rewards.mean()), "kl": math.nan, "entropy": math.nan,
+           "skipped": int((~informative).sum()), "groups": B, "loss": math.nan}  # fmt: skip
+    if not bool(informative.any()):
+        return out
+    rows = informative.repeat_interleave(K)
+    args = (sample.input_ids[rows], sample.attention_mask[rows], sample.prompt_len,
+            sample.position_ids[rows])  # fmt: skip
+    logp = completion_log_prob(trainer.policy, *args)
+    with torch.no_grad():
+        ref_logp = completion_log_prob(trainer.reference, *args)
+    loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
+    kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
+    trainer.update(loss)
+    cm = sample.completion_mask[rows].float()
+    entropy = -(sample.logprobs[rows] * cm).sum() / cm.sum().clamp(min=1)
+    out.update(kl=float(kl), entropy=float(entropy), loss=float(loss.detach()))
+    return out
+
+
+# %% bug train_step: (f) the group's spread measured by a hand-written population std above 0 (squares of 1e-30 underflow in float32)
+def train_step(trainer, tasks):
+    B, K = len(tasks), trainer.config.k
+    sample = trainer.sample(tasks)
+    rewards = trainer.score(tasks, sample)
+    grouped = rewards.view(B, K)
+    adv = group_advantages(grouped).reshape(-1)
+    centred = grouped - grouped.mean(dim=1, keepdim=True)
+    informative = (centred**2).mean(dim=1).sqrt() > 0
+    out = {"reward": float(rewards.mean()), "kl": math.nan, "entropy": math.nan,
+           "skipped": int((~informative).sum()), "groups": B, "loss": math.nan}  # fmt: skip
+    if not bool(informative.any()):
+        return out
+    rows = informative.repeat_interleave(K)
+    args = (sample.input_ids[rows], sample.attention_mask[rows], sample.prompt_len,
+            sample.position_ids[rows])  # fmt: skip
+    logp = completion_log_prob(trainer.policy, *args)
+    with torch.no_grad():
+        ref_logp = completion_log_prob(trainer.reference, *args)
     loss = grpo_loss(logp, ref_logp, adv[rows], trainer.config.kl_coef)
     kl = kl_estimate(logp.detach(), ref_logp, "k3").mean()
     trainer.update(loss)

@@ -141,6 +141,13 @@ with _w.catch_warnings(), np.errstate(all="ignore"):
                                err_msg="test max == min exactly, not a spread below a threshold")  # fmt: skip
     _out = np.array(group_advantages(np.array([[0.0, 0.0, 0.0, 1e-20]])), dtype=np.float64)
     assert np.all(_out != 0.0), "a spread of 1e-20 is not degenerate: only max == min is"
+    # contract: tiny-spread (a spread whose square underflows: one reward of 1e-170 among zeros has
+    # a float64 variance and std of exactly 0, yet max != min, so the group is not degenerate)
+    _out = np.array(group_advantages(np.array([[0.0, 0.0, 0.0, 1e-170]])), dtype=np.float64)
+    assert np.all(_out[0, :3] < 0.0) and _out[0, 3] > 0.0, (
+        f"one reward of 1e-170 among zeros gave {_out}: max != min, so not degenerate, even though "
+        "its float std is exactly 0 (detect degenerate groups by max == min alone)"
+    )
     # contract: differential, per-group, degenerate, eps (seeded (B, G) and (G,) batches against the
     # reference: binary, continuous, degenerate and tiny-spread rows mixed, eps 0 to 0.5;
     # tolerance rtol 1e-9 and atol 1e-9 for float64 input, rtol 1e-5 and atol 1e-6 for float32)

@@ -87,57 +87,70 @@ _tr.check_reference()
 # reference are absolute-position stubs: their logits depend on position_ids and on the attention
 # mask, and they record every call's keyword arguments and grad mode; ragged left padding,
 # completions of several lengths with junk log-probs after EOS, groups that are degenerate,
-# binary, continuous or of a tiny but nonzero spread; B and K from 1 up)
+# binary, continuous or of a tiny but nonzero spread (one reward 1e-7, or 1e-30, where float32's
+# var and a hand-written std underflow to 0: "not all equal" is max != min, not a spread above 0);
+# B and K from 1 up)
 # @reference group_advantages kl_estimate completion_log_prob grpo_loss train_step
 _n_inf = 0
-for _case in range(24):
-    _hw = local_standins.stand_in_trainer(_case)  # the reference runs on this one, here
+# every case at spread 1e-7, and those with a tiny-spread group of K >= 2 again at 1e-30
+for _case, _spread in [*((c_, 1e-7) for c_ in range(24)), *((c_, 1e-30) for c_ in (2, 3, 5, 18))]:
+    _hw = local_standins.stand_in_trainer(_case, _spread)  # the reference runs on this one, here
     _want = _ref_train_step(_hw.trainer, _hw.tasks)
     _lw = _hw.log
-    _hs = stand_in_trainer(_case)  # the same stand-in in the kernel
+    _hs = stand_in_trainer(_case, _spread)  # the same stand-in in the kernel
     _got = train_step(_hs.trainer, _hs.tasks)
     _ls = _hs.log
     # contract: keys, types
-    assert isinstance(_got, dict), f"case {_case}: return a dict"
+    assert isinstance(_got, dict), f"case {_case} (spread {_spread:g}): return a dict"
     for _key in ("reward", "kl", "entropy", "loss"):
-        assert _key in _got and type(_got[_key]) is float, f"case {_case}: {_key!r} -> {_got}"
+        assert _key in _got and type(_got[_key]) is float, (
+            f"case {_case} (spread {_spread:g}): {_key!r} -> {_got}"
+        )
     for _key in ("skipped", "groups"):
-        assert _key in _got and type(_got[_key]) is int, f"case {_case}: {_key!r} -> {_got}"
+        assert _key in _got and type(_got[_key]) is int, (
+            f"case {_case} (spread {_spread:g}): {_key!r} -> {_got}"
+        )
     # contract: sample-score
-    assert _ls["sample"] == 1 and _ls["score"] == 1, f"case {_case}: {_ls['sample'], _ls['score']}"
+    assert _ls["sample"] == 1 and _ls["score"] == 1, (
+        f"case {_case} (spread {_spread:g}): {_ls['sample'], _ls['score']}"
+    )
     # contract: values (every documented key, NaN where the reference has NaN)
     for _key in ("reward", "kl", "entropy", "loss", "skipped", "groups"):
         np.testing.assert_allclose(_got[_key], _want[_key], rtol=1e-4, atol=1e-6,
-                                   err_msg=f"case {_case}: {_key!r}")  # fmt: skip
+                                   err_msg=f"case {_case} (spread {_spread:g}): {_key!r}")  # fmt: skip
     _pc, _rc = _hs.trainer.policy.calls, _hs.trainer.reference.calls
     if not _lw["updates"]:
         # contract: skip-all
         assert not _ls["updates"] and not _pc and not _rc, (
-            f"case {_case}: every group degenerate: no forward pass and no update"
+            f"case {_case} (spread {_spread:g}): every group degenerate: no forward pass and no update"
         )
         continue
     _n_inf += 1
     # contract: one-update
-    assert len(_ls["updates"]) == 1, f"case {_case}: call trainer.update once"
+    assert len(_ls["updates"]) == 1, f"case {_case} (spread {_spread:g}): call trainer.update once"
     _loss, _grads = _ls["updates"][0]
     _wloss, _wgrads = _lw["updates"][0]
     assert type(_loss) is torch.Tensor and _loss.ndim == 0 and _loss.requires_grad, _case
     np.testing.assert_allclose(float(_loss.detach()), float(_wloss.detach()), rtol=1e-4, atol=1e-6)
     for _g, _w in zip(_grads, _wgrads, strict=True):
-        assert _g is not None, f"case {_case}: the loss must reach every policy parameter"
+        assert _g is not None, (
+            f"case {_case} (spread {_spread:g}): the loss must reach every policy parameter"
+        )
         np.testing.assert_allclose(_g.numpy(), _w.numpy(), rtol=1e-3, atol=1e-6,
-                                   err_msg=f"case {_case}: gradient of the loss")  # fmt: skip
+                                   err_msg=f"case {_case} (spread {_spread:g}): gradient of the loss")  # fmt: skip
     # contract: forward-args (positions and mask passed; policy with grad, reference under no_grad)
-    assert _pc and _rc, f"case {_case}: score the rows with the policy and with the reference"
+    assert _pc and _rc, (
+        f"case {_case} (spread {_spread:g}): score the rows with the policy and with the reference"
+    )
     assert all(_c["grad"] for _c in _pc[:1]), "the policy's forward pass must carry gradient"
     assert not any(_c["grad"] for _c in _rc), "score the reference under torch.no_grad()"
     for _c in _pc + _rc:
         assert _c["attention_mask"] is not None and _c["position_ids"] is not None, (
-            f"case {_case}: pass the sample's attention_mask and position_ids"
+            f"case {_case} (spread {_spread:g}): pass the sample's attention_mask and position_ids"
         )
         _act = np.asarray(_c["attention_mask"]) == 1
         _wp = np.asarray((_c["attention_mask"].long().cumsum(1) - 1).clamp(min=0))
         np.testing.assert_array_equal(np.asarray(_c["position_ids"])[_act], _wp[_act])
-assert _n_inf >= 14 and _n_inf < 24, f"test set-up: only {_n_inf} informative cases"
+assert _n_inf >= 18 and _n_inf < 28, f"test set-up: only {_n_inf} informative cases"
 del _ref_train_step, _ref_group_advantages, _ref_kl_estimate, _ref_completion_log_prob
 del _ref_grpo_loss
