@@ -217,3 +217,60 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
     flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())
     assert (f"rose by {five['exact']['diff']:.2f} while {five['exploit_rate']:.2f} of its "
             "generations exploited") in flat  # fmt: skip
+
+
+def _fake_runs(root: Path) -> dict:
+    """A runs/ folder as the lesson's cells write it, with small made-up outcomes."""
+    import random
+
+    rng = random.Random(5)
+    # the first 6 prompts are held out in both orders (both operands multiples of 7)
+    prompts = [f"Q: {a}+{b}=? Options: 1 or 2. A:" for a, b in [(14, 21), (21, 14), (28, 35),
+               (35, 42), (49, 56), (63, 70), (11, 13), (13, 11), (12, 20), (20, 12), (30, 17),
+               (16, 44)]]  # fmt: skip
+    outcome = {}
+    for name in mlr.RUNS + mlr.SWEEP:
+        d = root / name
+        d.mkdir(parents=True)
+        v = "format" if name == "format_smoke" else "strict"
+        before = [rng.randint(0, 1) for _ in prompts]
+        after = [rng.randint(0, 1) for _ in prompts]
+        outcome[name] = (before, after)
+        (d / "heldout.json").write_text(json.dumps(
+            {"prompts": prompts, "before": {v: before}, "after": {v: after}}))  # fmt: skip
+        (d / "passport.json").write_text(json.dumps({"extra": {"steps_run": 3, "data": {
+            "prompts": {"heldout_hash": f"hash-{name}"}, "initial_pass_rate": None}}}))  # fmt: skip
+        (d / "history.json").write_text(
+            json.dumps({"history": {"groups": [2, 2], "skipped": [0, 1]}})
+        )
+    sweep = {str(k): {"degenerate_frac": 0.25, "after_strict": outcome[f"sweep_K{k}"][1],
+                      "prompts": prompts, "vs_K2": {"diff": 0.0}} for k in (2, 8, 16)}  # fmt: skip
+    (root / "sweep.json").write_text(json.dumps(sweep))
+    exact = vars(paired_difference([0, 1, 0], [1, 1, 0]))
+    audit = {n: {"reward_verifier": "v", "exact": exact, "sloppy_after": 0.5, "exploit_rate": 0.25,
+                 "exploit_examples": []} for n in mlr.AUDITED}  # fmt: skip
+    audit["arith_sloppy"]["exploit_kinds"] = {"stutter": 1, "hedge": 2, "digit_run": 0, "other": 0}
+    audit["arith_sloppy"]["curve"] = {"step": [0, 3], "exact": [0.5, 0.25], "strict": [0.5, 0.5]}
+    (root / "audit.json").write_text(json.dumps(audit))
+    return outcome
+
+
+def test_summarise_records_the_both_orders_split_the_k_contrasts_and_the_kinds(tmp_path):
+    outcome = _fake_runs(tmp_path)
+    out = mlr.summarise(tmp_path)
+    for name in mlr.RUNS + mlr.SWEEP:
+        assert out[name]["heldout_hash"] == f"hash-{name}"
+    before, after = outcome["arith_main"]
+    split = out["arith_main"]["both_orders"]
+    assert split["both_heldout"] == mlr._rate(paired_difference(before[:6], after[:6]))
+    assert split["swapped_in_train"] == mlr._rate(paired_difference(before[6:], after[6:]))
+    assert "both_orders" not in out["format_smoke"]  # not an arithmetic run
+    for k1, k2 in mlr.K_CONTRASTS:  # K = k2 minus K = k1, paired on the same prompts
+        got = out[f"sweep_K{k2}"]["k_contrasts"][f"vs_K{k1}"]
+        want = paired_difference(outcome[f"sweep_K{k1}"][1], outcome[f"sweep_K{k2}"][1])
+        assert got == mlr._rate(want)
+    assert out["sweep_K8"]["sweep"] == {"degenerate_frac": 0.25}  # per-prompt lists left out
+    assert out["arith_sloppy"]["audit"]["exploit_kinds"]["hedge"] == 2
+    assert out["arith_sloppy"]["audit"]["curve"]["exact"] == [0.5, 0.25]
+    assert "exploit_kinds" not in out["arith_main"]["audit"]  # older notebooks: no kinds
+    assert "curve" not in out["arith_main"]["audit"]

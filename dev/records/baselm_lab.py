@@ -4,10 +4,15 @@ Executes ``source_notebooks/9.5/9.5.ipynb`` (the instructor's solutions) top to 
 temporary folder with nbclient, then reads every BaseLM run it saved (``runs/<name>/passport.json``,
 ``history.json`` and ``heldout.json``) and writes ``course/records/baselm_lab.json``: per run, the
 held-out greedy pass rates before and after under each verifier with the 95% paired interval
-(``helpers.stats.paired_difference``), attempts/skips, and for the K sweep the degenerate-group
-fraction and the within-group reward std; plus the BaseLM weights hash, the seeds, the CPU and the
+(``helpers.stats.paired_difference``), attempts/skips, the held-out prompts' hash, for arithmetic
+runs the same interval on the prompts held out in both operand orders and on the rest
+(``helpers.lab_audit.both_orders_heldout``), and for the K sweep the degenerate-group fraction, the
+within-group reward std and each K against each other K after training, paired on the shared
+held-out prompts; plus the BaseLM weights hash, the seeds, the CPU and the
 library versions; for the sloppy-verifier audit, the patched-rule pass rates of the main, sloppy
-and patched runs and the rate and examples of exploiting completions (the notebook's ``audit.json``).
+and patched runs and the rate, examples and kinds (``helpers.lab_audit.exploit_kind``) of exploiting
+completions and the patched- and strict-rule pass rates at every evaluation point during training
+(the notebook's ``audit.json``; kinds and curves only from notebooks that make them).
 The notebook runs once per seed (``COURSE_LAB_SEED``; seeds 0, 1 and 2 by default: the LoRA seed of
 every run and the trainer seed of every arithmetic run and of the K sweep; the format smoke run keeps
 trainer seed ``FORMAT_TRAINER_SEED`` = 0, so its three results differ in the LoRA seed only), so every
@@ -41,6 +46,7 @@ from pathlib import Path
 
 from dev import current_command
 from helpers.baselm import _cpu_model, baselm_dir
+from helpers.lab_audit import both_orders_heldout
 from helpers.stats import PairedDifference, holm, paired_difference, paired_p_value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +63,7 @@ RUNS = ("format_smoke", "arith_main", "arith_sloppy", "arith_patched", "arith_no
 AUDITED = ("arith_main", "arith_sloppy", "arith_patched")
 SEEDS = (0, 1, 2)
 SWEEP = ("sweep_K2", "sweep_K8", "sweep_K16")
+K_CONTRASTS = ((2, 8), (8, 16), (2, 16))  # (k1, k2): K = k2 minus K = k1, after training
 # the trainer seed of the lesson's fmt_cfg: COURSE_LAB_SEED sets only the format run's LoRA seed
 FORMAT_TRAINER_SEED = 0
 
@@ -141,15 +148,38 @@ def summarise(runs_dir: Path) -> dict:
             rates[v] = _rate(paired_difference(held["before"][v], held["after"][v]))
         out[name] = {
             "n_heldout": len(held["prompts"]),
+            "heldout_hash": extra["data"]["prompts"]["heldout_hash"],
             "rates": rates,
             "steps": extra["steps_run"],
             "groups_attempted": int(sum(hist["groups"])),
             "groups_skipped": int(sum(hist["skipped"])),
             "initial_pass_rate": extra["data"].get("initial_pass_rate"),
         }
+        if "strict" in held["before"]:  # arithmetic: split by whether (b, a) was a training pair
+            both = [both_orders_heldout(p) for p in held["prompts"]]
+            out[name]["both_orders"] = {
+                where: _rate(paired_difference(
+                    [x for x, k in zip(held["before"]["strict"], both) if k == keep],
+                    [x for x, k in zip(held["after"]["strict"], both) if k == keep]))
+                for where, keep in (("both_heldout", True), ("swapped_in_train", False))
+            }  # fmt: skip
     sweep = json.loads((runs_dir / "sweep.json").read_text())
     for k, v in sweep.items():
-        out[f"sweep_K{k}"]["sweep"] = v
+        out[f"sweep_K{k}"]["sweep"] = {
+            key: x for key, x in v.items() if key not in ("after_strict", "prompts")
+            and not key.startswith("vs_K")
+        }  # fmt: skip
+    # K against K after training, paired on the shared held-out prompts (the lesson's cell does too)
+    after = {}
+    for name in SWEEP:
+        held = json.loads((runs_dir / name / "heldout.json").read_text())
+        after[name] = (held["prompts"], held["after"]["strict"])
+    for k1, k2 in K_CONTRASTS:
+        (p1, a1), (p2, a2) = after[f"sweep_K{k1}"], after[f"sweep_K{k2}"]
+        assert p1 == p2, "the sweep's runs must be judged on the same held-out prompts"
+        out[f"sweep_K{k2}"].setdefault("k_contrasts", {})[f"vs_K{k1}"] = _rate(
+            paired_difference(a1, a2)
+        )
     audit = json.loads((runs_dir / "audit.json").read_text())
     for name in AUDITED:
         a = audit[name]
@@ -160,6 +190,9 @@ def summarise(runs_dir: Path) -> dict:
             "exploit_rate": a["exploit_rate"],
             "exploit_examples": a["exploit_examples"],
         }
+        for key in ("exploit_kinds", "curve"):  # notebooks since the audit counts kinds and
+            if key in a:  # rescores every evaluation point by the patched and strict rules
+                out[name]["audit"][key] = a[key]
     return out
 
 

@@ -55,6 +55,7 @@ from helpers.figures import quote
 from helpers.baselm import baselm_dir, check_artifact, load_baselm
 from helpers.diagnostics import Dashboard
 from helpers.diagnostics import warnings as dashboard_warnings
+from helpers.lab_audit import EXPLOIT_KINDS, both_orders_heldout, count_kinds
 from helpers.lora import adapter_state, add_lora, base_state_hash, describe_trainable
 from helpers.passport import config_hash, diff_passports, make_passport, save_passport, tensor_hash
 from helpers.plots import plot_dashboard, plot_history
@@ -1406,7 +1407,10 @@ assert all(np.array_equal(_before[n_], _after[n_]) for n_ in _before), (
 # facts and carries as the training pairs, only in new combinations. The rule is not symmetric: for
 # 988<!--fig:9.5:swapped_in_train--> of the 1157<!--fig:9.5:heldout_pairs--> held-out pairs the
 # swapped pair $(b, a)$, with the same sum, belongs to the training pool (it is held out only when
-# 7 divides both operands), so "held out" means a new ordered pair, not a new sum. Format items
+# 7 divides both operands), so "held out" means a new ordered pair, not a new sum. The main run's
+# cell therefore reports its held-out result twice more: on the prompts held out in both orders
+# (the other 169<!--fig:9.5:both_orders_pairs--> pairs: neither $a+b$ nor $b+a$ was ever a training
+# question) and on the rest; the first set is small, so its interval is wide. Format items
 # starting with m-z are mostly left unclosed. Its own passport records the corpus hash, the training settings, the weights hash and
 # the CPU it was built on.
 #
@@ -1451,6 +1455,9 @@ swapped = sum(not is_heldout(b, a) for a, b in pairs)  # (b, a) in the training 
 print(f"held-out pairs {quote('9.5:heldout_pairs', len(pairs))}; with the swapped pair in the training "
       f"pool: {quote('9.5:swapped_in_train', swapped)}")
 assert all(is_heldout(b, a) == (a % 7 == 0 and b % 7 == 0) for a, b in pairs)
+both = sum(both_orders_heldout(f"Q: {a}+{b}=?") for a, b in pairs)
+assert both == len(pairs) - swapped
+print("held out in both orders:", quote("9.5:both_orders_pairs", both))
 
 # %%
 HAVE_BASELM = RUN_LABS and BASELM_OK
@@ -1678,6 +1685,15 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
     before = greedy()
     dash = Dashboard()
     first_eval = next(iter(eval_verifiers.values()))
+    in_run = []  # (step, [(prompt, completion), ...]) of each evaluation during training
+    evaluate = trainer.evaluate
+
+    def evaluate_and_keep(tasks, verifier=None, **kw):  # keeps the completions; changes nothing
+        rate, rows = evaluate(tasks, verifier=verifier, return_samples=True, **kw)
+        in_run.append((trainer.step, [(p, c) for p, c, _ in rows]))  # a later rule can rescore them
+        return rate
+
+    trainer.evaluate = evaluate_and_keep
     trainer.train(
         steps,
         dashboard=dash,
@@ -1685,6 +1701,7 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
         eval_every=max(1, steps // 4),
         eval_verifier=first_eval,
     )
+    trainer.evaluate = evaluate
     after = greedy()
     rate = {when: {n: float(np.mean([r[n] for _, _, r in rows])) for n in eval_verifiers}
             for when, rows in (("before", before), ("after", after))}
@@ -1715,6 +1732,7 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
         "attempts": int(sum(h["groups"])), "skips": int(sum(h["skipped"])), "updates": trainer.updates,
         "last_sample": list(zip(trainer.last_sample.texts, trainer.last_rewards.tolist())),
         "base_unchanged": base_state_hash(policy) == init["base"], "group_reward_std": group_std,
+        "in_run_completions": in_run,
     }
     trainer.check_reference()  # the reference is bit-for-bit what was loaded
     del trainer, policy, ref  # release the pair before the next experiment
@@ -1770,7 +1788,8 @@ if RUN_BASELM:
 # greedy pass rate with its paired interval; read it with the reward, KL, sampled entropy, skips
 # and the completions themselves, and split it by where the correct option stands: a policy that
 # learned "answer the second option when it is the sum" gains on the second-position prompts and
-# keeps the first-position ones. The course ran this with seeds 0, 1 and 2 and recorded every
+# keeps the first-position ones. It is split a second way too, by whether the swapped question was
+# a training question (see the split above). The course ran this with seeds 0, 1 and 2 and recorded every
 # number in its claims registry [9.5-11]; improvement is an empirical question, so compare your run
 # with that record by its interval and its pattern, not digit by digit.
 
@@ -1785,6 +1804,10 @@ if RUN_BASELM:
                  if (t.meta["options"][0] == int(t.answer)) == first]
         print(f"  correct option listed {where} ({len(pairs)} prompts): "
               f"{paired_difference(*zip(*pairs)) if pairs else 'none'}")
+    for where, both in (("held out in both orders", True), ("swapped pair in training", False)):
+        pairs = [(rb["strict"], ra["strict"]) for (t, _, rb), (_, _, ra) in zip(main_res["before"], main_res["after"])
+                 if both_orders_heldout(t.prompt) == both]
+        print(f"  {where} ({len(pairs)} prompts): {paired_difference(*zip(*pairs)) if pairs else 'none'}")
     display(plot_dashboard(main_res["history"], title="BaseLM arithmetic choice: simplified GRPO",
                            labels={"entropy": "entropy (sampled surprisal, informative rows)",
                                    "kl": "kl (k3, informative rows)"}))
@@ -1910,10 +1933,17 @@ if RUN_BASELM:
 # reward. Then all three runs are scored by the patched rule (the intended property) and by the
 # sloppy one, and the exploit is counted as the held-out greedy completions that the sloppy rule
 # pays for and the patched rule rejects. Unlike the first audit's count, this one includes the
-# echoes that end in the sum. Two limits remain: the patched rule is the only judge (no third rule
-# or hand-labelled sample of these completions checks it), and the count lumps two habits together:
-# hedges that list a wrong option beside the sum (`" 159 or 149"`) and stutters that repeat one
-# number (`" 61 or 61"`). The error bars are 95% Wilson intervals of each rate over
+# echoes that end in the sum. The cell counts its habits apart (`helpers.lab_audit.exploit_kind`):
+# stutters that repeat the sum (`" 61 or 61"`), hedges that list a wrong number beside it
+# (`" 159 or 149"`), runs of digits that contain it without stating it (`" 1800898"` for 180),
+# and anything else. It also rescores the greedy held-out completions of every evaluation point
+# during training by the patched rule and by the strict one, so the exploit's emergence is visible
+# over training: the dashboards' held-out curve uses the strict rule, which pays an echo that ends
+# in the sum and so can show a stall where the patched rule shows a collapse. One limit remains:
+# the patched rule is the only judge (no third rule or hand-labelled sample of these completions
+# checks it). The course's records below were made
+# before the cell split the count by kind and drew the curves, so they quote the total and
+# examples only. The error bars are 95% Wilson intervals of each rate over
 # the held-out prompts; the before/after differences printed are paired intervals (the same prompts
 # scored twice), which are narrower than the two bars suggest.
 
@@ -1931,21 +1961,46 @@ if RUN_BASELM:
     )
     for res in (main_res, sloppy_res, patched_res):
         exact = {when: [verify_choice_exact(t, c) for t, c, _ in res[when]] for when in ("before", "after")}
-        exploits = [(t.prompt, c) for (t, c, r), e in zip(res["after"], exact["after"])
-                    if r["sloppy"] == 1 and e == 0]
+        paid_wrong = [(t, c) for (t, c, r), e in zip(res["after"], exact["after"])
+                      if r["sloppy"] == 1 and e == 0]
         AUDIT[res["name"]] = {
             "reward_verifier": res["passport"]["verifier"]["name"],
             "exact": paired_difference(exact["before"], exact["after"]),
             "sloppy_after": res["rate"]["after"]["sloppy"],
-            "exploit_rate": len(exploits) / len(exact["after"]),
-            "exploit_examples": exploits[:4],
+            "exploit_rate": len(paid_wrong) / len(exact["after"]),
+            "exploit_examples": [(t.prompt, c) for t, c in paid_wrong[:4]],
+            "exploit_kinds": count_kinds((t.answer, c) for t, c in paid_wrong),
         }
     for name, a in AUDIT.items():
         print(f"{name} (reward: {a['reward_verifier']}): patched-rule pass {a['exact']}")
         print(f"    sloppy rule pays {a['sloppy_after']:.3f}; exploit (sloppy 1, patched 0): "
-              f"{a['exploit_rate']:.3f} of the held-out greedy completions")
+              f"{a['exploit_rate']:.3f} of the held-out greedy completions, by kind: "
+              + ", ".join(f"{k} {a['exploit_kinds'][k]}" for k in EXPLOIT_KINDS))
         for pr, c in a["exploit_examples"]:
             print(f"      {pr} -> {c!r}")
+    # the patched rule over training: the greedy held-out completions of every evaluation point,
+    # rescored (evaluation draws no random numbers, so keeping them changed nothing in the runs)
+    fig_c, ax_c = plt.subplots(figsize=(7, 2.8))
+    for j, res in enumerate((main_res, sloppy_res, patched_res)):
+        tasks = [t for t, _, _ in res["before"]]
+        curve = {"step": [0], "exact": [AUDIT[res["name"]]["exact"].before],
+                 "strict": [res["rate"]["before"]["strict"]]}  # fmt: skip
+        for step, rows in res["in_run_completions"]:
+            assert [p for p, _ in rows] == [t.prompt for t in tasks]
+            curve["step"].append(step)
+            for rule, v in (("exact", verify_choice_exact), ("strict", verify_arithmetic)):
+                curve[rule].append(float(np.mean([v(t, c) for t, (_, c) in zip(tasks, rows)])))
+        AUDIT[res["name"]]["curve"] = curve
+        ax_c.plot(curve["step"], curve["exact"], "o-", color=f"C{j}", label=f"{res['name']}: patched rule")
+        ax_c.plot(curve["step"], curve["strict"], "x:", color=f"C{j}", label=f"{res['name']}: strict rule")
+        print(f"{res['name']}: patched-rule pass over training",
+              ", ".join(f"step {s_} {r_:.2f}" for s_, r_ in zip(curve["step"], curve["exact"])))
+    ax_c.set_title("held-out greedy pass over training: patched rule (o) and strict rule (x)", fontsize=9)
+    ax_c.set_xlabel("RL step")
+    ax_c.set_ylabel("held-out greedy pass")
+    ax_c.set_ylim(0, 1.05)
+    ax_c.legend(fontsize=6, ncol=3, loc="lower left")
+    plt.show()
     (RUN_DIR / "audit.json").write_text(json.dumps({n: {**a, "exact": vars(a["exact"])} for n, a in AUDIT.items()}, default=str, indent=1))
     fig, ax = plt.subplots(figsize=(7, 2.8))
     for j, a in enumerate(AUDIT.values()):
@@ -2083,7 +2138,10 @@ else:
 # $1-p^K-(1-p)^K$) but sees fewer prompts. Measure the degenerate-group frequency, the rewards'
 # spread **within** each group (the spread the advantages are made of; the dashboard's batch-wide
 # `reward_std` also counts differences *between* prompts, which no group-relative advantage sees)
-# and the held-out result, rather than assuming a universal best $K$. Skipped under `COURSE_SMOKE`.
+# and the held-out result, rather than assuming a universal best $K$. The cell compares the $K$
+# values with one another on the same held-out prompts (a paired interval of each difference in
+# pass rate after training): subtracting the per-$K$ intervals would ignore that the same prompts
+# were scored every time. Skipped under `COURSE_SMOKE`.
 
 # %%
 sweep = {}
@@ -2106,8 +2164,18 @@ if RUN_BASELM and not SMOKE:
         }
         print(f"K={K}: held-out greedy pass (strict) "
               f"{paired_difference(*([r['strict'] for _, _, r in res[w]] for w in ('before', 'after')))}")
-    print(json.dumps(sweep, indent=1))
-    (RUN_DIR / "sweep.json").write_text(json.dumps(sweep, indent=1))
+        sweep[K]["after_strict"] = [r["strict"] for _, _, r in res["after"]]  # per prompt, for pairs
+        sweep[K]["prompts"] = [t.prompt for t, _, _ in res["after"]]
+    # K against K on the same held-out prompts: a paired interval of the difference in pass rate
+    # after training (subtracting the per-K intervals above from each other would ignore the pairing)
+    for k1, k2 in ((2, 8), (8, 16), (2, 16)):
+        assert sweep[k1]["prompts"] == sweep[k2]["prompts"]
+        d = paired_difference(sweep[k1]["after_strict"], sweep[k2]["after_strict"])
+        sweep[k2][f"vs_K{k1}"] = vars(d)
+        print(f"K={k2} minus K={k1}, held-out greedy pass after {STEPS['sweep']} steps: {d}")
+    print(json.dumps({K: {k: v for k, v in row.items() if k not in ("after_strict", "prompts")}
+                      for K, row in sweep.items()}, indent=1, default=str))
+    (RUN_DIR / "sweep.json").write_text(json.dumps(sweep, indent=1, default=str))
     fig, axes = plt.subplots(1, 3, figsize=(10, 2.6), layout="constrained")
     for ax, key in zip(axes, ("degenerate_frac", "rows_in_updates_per_step", "heldout_after")):
         vals = [sweep[K][key] for K in sweep]

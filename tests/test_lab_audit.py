@@ -1,0 +1,80 @@
+"""helpers.lab_audit: the exploit kinds and the both-orders split, on generated cases."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from helpers.lab_audit import (
+    EXPLOIT_KINDS,
+    both_orders_heldout,
+    count_kinds,
+    exploit_kind,
+    operands,
+)
+from helpers.tasks import is_heldout, make_tasks
+
+SEPARATORS = (" or ", ", ", " ", "/", " and ", "\n")
+
+
+def _other_number(rng: random.Random, answer: str) -> str:
+    while True:
+        n = str(rng.randint(0, 250))
+        if n != answer and answer not in n:
+            return n
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_each_kind_on_generated_completions(seed):
+    rng = random.Random(seed)
+    answer = str(rng.randint(20, 198))
+    sep = rng.choice(SEPARATORS)
+    # a stutter: the answer two or more times, nothing else numeric
+    assert exploit_kind(answer, " " + sep.join([answer] * rng.randint(2, 4))) == "stutter"
+    # a hedge: the answer and other numbers, in any order
+    nums = [answer] + [_other_number(rng, answer) for _ in range(rng.randint(1, 3))]
+    rng.shuffle(nums)
+    assert exploit_kind(answer, " " + sep.join(nums)) == "hedge"
+    # a digit run: the answer's digits inside a longer number, never standing alone
+    run = (
+        str(rng.randint(1, 9)) * rng.randint(0, 2)
+        + answer
+        + str(rng.randint(0, 9)) * rng.randint(1, 3)
+    )
+    assert exploit_kind(answer, " " + run) == "digit_run"
+    # other: the answer alone with words, no number at all, or unrelated numbers only
+    assert exploit_kind(answer, f" {answer} is the answer") == "other"
+    assert exploit_kind(answer, " no idea") == "other"
+    assert exploit_kind(answer, " " + _other_number(rng, answer)) == "other"
+
+
+def test_the_lessons_examples():
+    assert exploit_kind("61", " 61 or 61") == "stutter"
+    assert exploit_kind("159", " 159 or 149") == "hedge"
+    assert exploit_kind("72", " 72 or 71 or 0") == "hedge"
+    assert exploit_kind("180", " 1800898") == "digit_run"
+    assert exploit_kind("61", " 061") == "digit_run"  # numbers compare as written
+    assert exploit_kind("8", " ٨") == "other"  # ASCII digits only
+
+
+def test_count_kinds_names_every_kind():
+    got = count_kinds([("61", " 61 or 61"), ("159", " 159 or 149"), ("5", " x")])
+    assert list(got) == list(EXPLOIT_KINDS)
+    assert got == {"stutter": 1, "hedge": 1, "digit_run": 0, "other": 1}
+
+
+def test_both_orders_is_both_operands_multiples_of_seven():
+    for a in range(10, 100):
+        for b in range(10, 100):
+            prompt = f"Q: {a}+{b}=? Options: 1 or 2. A:"
+            assert both_orders_heldout(prompt) == (a % 7 == 0 and b % 7 == 0)
+            if both_orders_heldout(prompt):
+                assert is_heldout(a, b) and is_heldout(b, a)
+
+
+def test_operands_reads_the_task_generators_prompts():
+    for t in make_tasks("arithmetic_choice", 50, "heldout", 3):
+        assert operands(t.prompt) == (t.meta["a"], t.meta["b"])
+    with pytest.raises(ValueError):
+        operands('{"answer": "x"')
