@@ -274,3 +274,18 @@ def test_summarise_records_the_both_orders_split_the_k_contrasts_and_the_kinds(t
     assert out["arith_sloppy"]["audit"]["curve"]["exact"] == [0.5, 0.25]
     assert "exploit_kinds" not in out["arith_main"]["audit"]  # older notebooks: no kinds
     assert "curve" not in out["arith_main"]["audit"]
+
+
+def test_registry_row_quotes_the_cross_seed_summaries_and_the_replication():
+    row = registry_row("9.5-11")
+    rep = json.loads(mlr.REPLICATION.read_text())
+    missing = [p for p in mlr.registry_summary(RECORD, rep) if p not in row]
+    assert not missing, f"registry 9.5-11 does not quote: {missing}"
+    # "the exploit found on every seed, the collapse of seeds 0 and 2 on none"
+    assert "the exploit found on every seed, the collapse of seeds 0 and 2 on none" in row
+    assert all(x["arith_sloppy"]["audit"]["exploit_rate"] > 0 for x in rep["runs"].values())
+    collapsed = [RECORD["runs"][s]["arith_sloppy"]["audit"]["exact"]["after"] for s in ("0", "2")]
+    assert max(collapsed) < 0.1  # seeds 0 and 2 collapsed
+    lowest = min(x["arith_sloppy"]["audit"]["exact"]["after"] for x in rep["runs"].values())
+    assert lowest > 0.3  # no replication seed came near
+    assert "so these three seeds are not a fresh replication (the replication's are)" in row

@@ -420,6 +420,26 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
     ]
 
 
+def registry_summary(record: dict, rep: dict) -> list[str]:
+    """The cross-seed summaries of the record and of the replication that the registry row 9.5-11
+    quotes next to the per-seed intervals (the test checks them)."""
+    mine, theirs = lesson_phrases(record), replication_phrases(rep, record)
+
+    def pick(phrases: list[str], start: str) -> str:
+        return next(p for p in phrases if p.startswith(start))
+
+    return [
+        pick(mine, "main-run gain across the"),
+        pick(mine, "the sloppy run's patched-rule change across the"),
+        pick(mine, "the patched run's gain across the"),
+        pick(theirs, "seeds "),
+        pick(theirs, "made on "),
+        pick(theirs, "main-run gain across the replication's"),
+        pick(theirs, "the patched run's gain across the replication's"),
+        pick(theirs, "the sloppy run's patched-rule change across the replication's"),
+    ]
+
+
 def timing_table(record: dict) -> str:
     """The "BaseLM lab" section of BENCHMARKS.md, from the record's timing."""
     t = record["timing"]
