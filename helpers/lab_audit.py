@@ -29,7 +29,8 @@ def exploit_kind(answer: str, completion: str) -> str:
     - "digit_run": no number is the answer, but one contains its digits (``" 1800898"`` for 180);
     - "other": anything else (for example the answer alone with words around it).
 
-    A number is a maximal run of ASCII digits.
+    A number is a maximal run of ASCII digits. A completion cut at the token budget can end in a
+    fragment of a number, which is read as a number too (a cut stutter then counts as a hedge).
     """
     numbers = _NUMBER.findall(completion)
     if len(numbers) >= 2 and all(n == answer for n in numbers):

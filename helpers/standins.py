@@ -214,8 +214,9 @@ def stand_in_trainer(case: int, spread: float = 1e-7) -> SimpleNamespace:
     reference frozen); ``sample`` returns one fixed batch (ragged left padding, completions of
     several lengths, junk log-probs after EOS) and ``score`` fixed float32 rewards: per group all
     equal, binary, continuous, or of a tiny but nonzero spread (one reward ``spread``, the others 0:
-    at 1e-30 its float32 std underflows to 0, so only "max != min" sees that the group is not
-    degenerate); B groups of K from 1 up. ``update`` records the loss and its
+    at 1e-30 the group's float32 variance, and a std built from float32 squares, underflow to 0,
+    though torch.std, computed in double, does not; at 1e-45, float32's smallest subnormal, its
+    population std rounds to 0 as well); B groups of K from 1 up. ``update`` records the loss and its
     gradient wrt every policy parameter, then moves the policy (as a real step would).
 
     Returns ``SimpleNamespace(trainer=..., tasks=..., log=...)``; ``log`` counts the ``sample`` and

@@ -52,8 +52,11 @@ MiB = 1024 * 1024
 SUN_PATH_MAX = 107
 LONGEST_SOCKET_NAME = len("/course-0123456789ab.sock")
 # Environment variables the kernel gets again after --clearenv (values taken from the grader's).
+# ATEN_CPU_CAPABILITY picks torch's float-kernel path: the kernel must compute on the path the
+# trusted verdict recomputes on, or a value compared at rtol 1e-4 can differ by more.
 ENV_KEEP = ["NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "COURSE_SMOKE", "OMP_NUM_THREADS",
-            "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TORCH_NUM_THREADS", "LANG", "TZ"]  # fmt: skip
+            "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TORCH_NUM_THREADS", "ATEN_CPU_CAPABILITY",
+            "LANG", "TZ"]  # fmt: skip
 FIX = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "

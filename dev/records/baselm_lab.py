@@ -161,6 +161,7 @@ def summarise(runs_dir: Path) -> dict:
                 where: _rate(paired_difference(
                     [x for x, k in zip(held["before"]["strict"], both) if k == keep],
                     [x for x, k in zip(held["after"]["strict"], both) if k == keep]))
+                if keep in both else None  # an empty subset has no interval
                 for where, keep in (("both_heldout", True), ("swapped_in_train", False))
             }  # fmt: skip
     sweep = json.loads((runs_dir / "sweep.json").read_text())
@@ -358,7 +359,11 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
 
     def across(xs: list[float]) -> str:
         lo, hi = f"{min(xs):+.2f}", f"{max(xs):+.2f}"
-        return f"{lo} on each seed" if lo == hi else f"{lo} to {hi}, mean {sum(xs) / len(xs):+.2f}"
+        return (
+            f"{lo} on each seed (to two decimals)"
+            if lo == hi
+            else f"{lo} to {hi}, mean {sum(xs) / len(xs):+.2f}"
+        )
 
     def change(run: str, rate) -> list[float]:
         return [(rate(x[run])["gained"] - rate(x[run])["lost"]) / x[run]["n_heldout"]

@@ -1,7 +1,7 @@
 """Run the CPU lab's fixed smoke profile with the instructor's reference functions.
 
-Writes ``helpers/data/gru_lab_smoke.json`` (history, passport, machine, a few samples, the
-failure-pattern checks). Lesson 9.4 draws its dashboard from that file; lesson 9.5 has students rerun the profile
+Writes ``helpers/data/gru_lab_smoke.json`` (history, passport, a few samples, the failure-pattern
+checks). Lesson 9.4 draws its dashboard from that file; lesson 9.5 has students rerun the profile
 with their own graded functions and compare.
 
     python -m dev.records.gru_lab_smoke            # run and write the file
@@ -13,8 +13,9 @@ cells, run as the trusted verdict runs them; tests/test_dev_references.py checks
 objects), not a copy: ``group_advantages``, ``clipped_grpo_loss``, ``token_entropy``,
 ``pass_at_k``, ``clip_fractions``, ``kl_to_reference`` (the signatures of the ``helpers.gru_lab``
 docstring); dev/records/clinic_runs.py runs them too. They are not shipped in ``helpers``. The
-committed smoke file is made with them; the record also names the CPU and torch's float-kernel path
-it was made on (``machine``), since the history reproduces to the last bit only there. Earlier
+committed smoke file is made with them; its passport names the CPU and torch's float-kernel path it
+was made on (``machine``), since the history reproduces to the last bit only there. A step with no
+update has NaN update metrics, written as Python's json writes them (``NaN``; json.loads reads it). Earlier
 copies of the file were made with an earlier copy of the functions, which differed from the lesson's
 only where ``run_lab`` never goes: a constant reward row whose float32 std has rounding residue (it gave that
 row advantages up to about 0.1, the lesson gives zeros; ``run_lab``'s rows of 8 x 6 or 8 x 12 of the
@@ -28,12 +29,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
 from course.reference import reference
-from helpers.baselm import _cpu_model
 from helpers.gru_lab import PROFILES, SMOKE_HISTORY, failure_pattern, run_lab
 
 OUT = SMOKE_HISTORY
@@ -53,26 +52,12 @@ REFERENCE_FNS = dict(
 )
 
 
-def machine() -> dict:
-    """The CPU and the float-kernel path a record was made on: the history reproduces to the last
-    bit only where both match (and with the passport's thread count)."""
-    import torch
-
-    return {
-        "cpu": _cpu_model(),
-        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "aten_cpu_capability_env": os.environ.get("ATEN_CPU_CAPABILITY"),
-        "cores": os.cpu_count(),
-    }
-
-
 def run(profile: str = "smoke", progress: bool = True) -> dict:
     """The JSON-able record of one run of ``profile`` with the reference functions."""
     result = run_lab(profile, progress=progress, **REFERENCE_FNS)
     return {
         "history": result.history,
         "passport": result.passport,
-        "machine": machine(),
         "samples": result.samples,
         "failure_pattern": failure_pattern(result.history, k=PROFILES[profile].pass_k),
     }

@@ -1194,10 +1194,11 @@ plot_dashboard({k: v for k, v in steps_hist.items() if k not in ("correct", "los
 # first and last ten steps): more and more groups are all-right or all-wrong, and at
 # 5<!--fig:9.4:skipped_n--> steps, the first at step 36<!--fig:9.4:first_skipped-->, every group of
 # the batch is, so there is nothing to learn from and the lab skips the update (the gaps in the
-# update axes; see below). KL to the initial policy grows with nothing holding it
-# (`kl_coef = 0`): 0.11<!--fig:9.4:kl_first10--> over the first ten steps,
-# 0.36<!--fig:9.4:kl_last10--> over the last ten. Both clip fractions are largest in the first
-# steps, and the ratio maxima reach 4.9<!--fig:9.4:spike_ratio--> (step
+# update axes; see below). Nothing holds the KL to the initial policy (`kl_coef = 0`), yet at most
+# steps it stays near a tenth of a nat (median 0.11<!--fig:9.4:kl_first10--> over the first ten
+# steps, 0.12<!--fig:9.4:kl_last10--> over the last ten) and it spikes at a few, up to
+# 1.65<!--fig:9.4:kl_max--> at step 59<!--fig:9.4:kl_max_step-->: a drift this run shows in
+# bursts, not as a trend. Both clip fractions are largest in the first steps, and the ratio maxima reach 4.9<!--fig:9.4:spike_ratio--> (step
 # 29<!--fig:9.4:spike_step-->): four update epochs per batch at a high learning rate move the policy
 # hard. Format and truncation are clean at every step but one: at step 14<!--fig:9.4:dirty_step-->
 # the truncation rate is 0.02<!--fig:9.4:dirty_trunc--> and the format score
@@ -1213,7 +1214,7 @@ plot_dashboard({k: v for k, v in steps_hist.items() if k not in ("correct", "los
 # - `clip_low` and `clip_high` average the four update epochs, and epoch 0 runs at the old weights,
 #   where every ratio is exactly 1 and nothing can be clipped. The reused epochs alone clip
 #   $4/3$ as often as the logged numbers say. The lab logs them too (`clip_low_reused`,
-#   `clip_high_reused`: epochs 1 to 3), and the cell below checks the identity at every step.
+#   `clip_high_reused`: epochs 1 to 3 here), and the cell below checks the identity at every step.
 # - `ratio_max` is measured before each update, so the ratios after the fourth update are not in
 #   it. The lab logs those as `ratio_max_final`: in this record it is above `ratio_max` at
 #   91<!--fig:9.4:final_above_pct-->% of the updated steps, and its largest value,
@@ -1238,7 +1239,7 @@ for key in ("clip_low", "clip_high"):
     first, last = np.nanmean(logged[:10]), np.nanmean(logged[-10:])
     print(f"{key}: logged (all {n_ep} epochs) first/last ten steps {first:.4f} / {last:.4f};  "
           f"reused epochs only {np.nanmean(reused[:10]):.4f} / {np.nanmean(reused[-10:]):.4f}")
-    assert first > last  # largest in the first steps
+    assert first > last and np.nanargmax(logged) < 10  # largest in the first steps
     quote(f"9.4:{key}_logged10", first, ".3f")
     quote(f"9.4:{key}_reused10", np.nanmean(reused[:10]), ".3f")
 updated = ~np.isnan(col["ratio_max"])
@@ -1271,10 +1272,17 @@ print(f"format < 1 or truncation > 0 only at step {quote('9.4:dirty_step', steps
       f"truncation {quote('9.4:dirty_trunc', col['truncation_rate'][d], '.2f')}, "
       f"format {quote('9.4:dirty_format', col['format'][d], '.2f')} (batch of {batch})")
 # the figures the reading above quotes (helpers/figures.py ties them to this record)
-for key, name in (("accuracy", "acc"), ("informative_rate", "informative"), ("kl_ref", "kl")):
+for key, name in (("accuracy", "acc"), ("informative_rate", "informative")):
     quote(f"9.4:{name}_first10", np.mean(col[key][:10]), ".2f")
     quote(f"9.4:{name}_last10", np.mean(col[key][-10:]), ".2f")
-assert np.mean(col["kl_ref"][-10:]) > np.mean(col["kl_ref"][:10])  # KL grows
+kl = col["kl_ref"]
+quote("9.4:kl_first10", np.median(kl[:10]), ".2f")
+quote("9.4:kl_last10", np.median(kl[-10:]), ".2f")
+top = int(np.argmax(kl))
+print(f"KL to the initial policy: median {np.median(kl):.3f}, largest {quote('9.4:kl_max', kl[top], '.2f')} "
+      f"at step {quote('9.4:kl_max_step', steps_hist['step'][top])}")
+assert np.median(kl[:10]) < 0.2 and np.median(kl[-10:]) < 0.2  # near a tenth at most steps
+assert kl[top] > 10 * np.median(kl)  # ... and spikes
 
 # Adam on a zero gradient: the weights still move (why the lab skips an all-degenerate batch)
 w = torch.nn.Parameter(torch.ones(3))
@@ -1318,7 +1326,8 @@ quote("9.4:entropy_factor", eval_hist["train_entropy"][0] / eval_hist["train_ent
 n_train = len(passport["extra"]["pool"])  # the training prompts
 greedy_gain = (eval_hist["train_greedy_acc"][-1] - eval_hist["train_greedy_acc"][0]) * n_train
 assert round(greedy_gain) == 1 and abs(greedy_gain - 1) < 1e-6, greedy_gain
-assert abs(eval_hist["train_acc"][-1] - eval_hist["train_greedy_acc"][-1]) < 0.05
+assert eval_hist["train_acc"][-1] - eval_hist["train_acc"][0] > 0.2  # sampled accuracy climbed
+assert abs(eval_hist["train_acc"][-1] - eval_hist["train_greedy_acc"][-1]) < 0.05  # to the greedy
 print("diagnostics.warnings on the per-step history:")
 for line in warnings(steps_hist):
     print("  -", line)
@@ -1329,7 +1338,7 @@ for line in warnings(steps_hist):
 # greedy answer on the same training prompts, the policy's mode, ended one prompt of 24 above where
 # it started (0.71<!--fig:9.4:train_greedy_start--> to 0.75<!--fig:9.4:train_greedy_end-->): the
 # sampled accuracy climbed to the greedy one, which is sharpening, probability moved onto answers
-# the policy already ranked first, not new answers. Over the same run the policy's entropy on the
+# the policy already ranked first, mostly not new answers. Over the same run the policy's entropy on the
 # training prompts fell by a factor of 10.1<!--fig:9.4:entropy_factor-->, train pass@4 fell
 # (0.88<!--fig:9.4:train_pass4_start--> to 0.76<!--fig:9.4:train_pass4_end-->), successes
 # concentrated on fewer training prompts (coverage 24<!--fig:9.4:coverage_start--> to
@@ -1460,7 +1469,10 @@ quote("9.4:toy_tokens_max", np.nanmax(tokens_per_inf), ".0f")
 # writes free text. Its runs are lesson 9.5's arithmetic-choice run (lr $5\cdot10^{-3}$, $K = 8$,
 # 8 prompts per step, a budget of 8 tokens, truncated answers scored as written) with one or two
 # changes. In a BaseLM log `accuracy` and the evaluations use the strict final-answer verifier, and no
-# batch is reused, so its clipping keys and `ratio_max_final` are NaN.
+# batch is reused, so its clipping keys and `ratio_max_final` are NaN. The clinic's `smoke` run has the
+# settings of the smoke record read in 9.4.5 but not its numbers: the two were made on different
+# CPUs (each passport names its float-kernel path), and the float rounding differs from the first
+# pretraining step on, so the histories part ways.
 #
 # | run (seed 0) | what was changed in the lab | induced |
 # |---|---|---|

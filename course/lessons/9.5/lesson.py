@@ -979,9 +979,10 @@ if lab is not None:
 # %% [markdown]
 # **The dashboard.** Per rollout step: reward and its components, truncation, length, entropy of
 # the behaviour policy, KL to the reference, clip fractions (over all update epochs, and over the
-# reused epochs 1 to 3 alone: epoch 0 runs at ratio 1 and clips nothing), the largest ratio before
-# each update and after the last one (`ratio_max_final`), informative rate, and `skipped` (1 where
-# every group was degenerate and no update ran: the update axes have a gap there, not a 0). Per evaluation point (fresh generation): the same policy on training prompts and on
+# reused epochs alone, epoch 1 onward: epoch 0 runs at ratio 1 and clips nothing), the largest
+# ratio before each update and after the last one (`ratio_max_final`), informative rate, and
+# `skipped` (1 where no update ran: every group degenerate with no KL term, or no token left in the
+# loss; the update axes have a gap there, not a 0). Per evaluation point (fresh generation): the same policy on training prompts and on
 # held-out combinations.
 
 # %%
@@ -1031,7 +1032,7 @@ if lab is not None:
 # the same history on the same CPU build (one thread, seeded generators). The course ships the
 # history its reference functions produced (`helpers/data/gru_lab_smoke.json`). With functions that
 # compute the same numbers in the same order, on the CPU and torch float-kernel path that made the
-# shipped history (the record's `machine` entry names them; the cell prints it), your run matches it
+# shipped history (its passport's `machine` entry names them; the cell prints it), your run matches it
 # to the last digit (a step skipped in both, NaN in both, counts as a match). On another CPU the float rounding differs; so does a different but correct
 # formula (another summation order, a hand-written std) in the last bits of float32. Either way a
 # sampled token then flips and the histories part ways. That is a property of RL loops, not an
@@ -1073,7 +1074,7 @@ else:
     same_profile = stored["passport"]["config_hash"] == lab.passport["config_hash"]
     diffs = compare_histories(lab.history, stored["history"])
     print("same profile (config_hash):", same_profile)
-    print("the stored run was made on:", stored.get("machine", "(not recorded)"))
+    print("the stored run was made on:", stored["passport"].get("machine", "(not recorded)"))
     print(
         "history identical to the stored run" if not diffs else f"{len(diffs)} keys differ, e.g.:"
     )
@@ -1409,8 +1410,10 @@ assert all(np.array_equal(_before[n_], _after[n_]) for n_ in _before), (
 # swapped pair $(b, a)$, with the same sum, belongs to the training pool (it is held out only when
 # 7 divides both operands), so "held out" means a new ordered pair, not a new sum. The main run's
 # cell therefore reports its held-out result twice more: on the prompts held out in both orders
-# (the other 169<!--fig:9.5:both_orders_pairs--> pairs: neither $a+b$ nor $b+a$ was ever a training
-# question) and on the rest; the first set is small, so its interval is wide. Format items
+# (the other 169<!--fig:9.5:both_orders_pairs--> pairs: neither $a+b$ nor $b+a$ is in the training
+# pool, so no run can have been asked either) and on the rest. The cell prints how many of the
+# held-out prompts fall in each set; the first is small, so its interval is wide, and two subgroup
+# intervals side by side are not a test of a difference between the subgroups. Format items
 # starting with m-z are mostly left unclosed. Its own passport records the corpus hash, the training settings, the weights hash and
 # the CPU it was built on.
 #
@@ -1788,8 +1791,8 @@ if RUN_BASELM:
 # greedy pass rate with its paired interval; read it with the reward, KL, sampled entropy, skips
 # and the completions themselves, and split it by where the correct option stands: a policy that
 # learned "answer the second option when it is the sum" gains on the second-position prompts and
-# keeps the first-position ones. It is split a second way too, by whether the swapped question was
-# a training question (see the split above). The course ran this with seeds 0, 1 and 2 and recorded every
+# keeps the first-position ones. It is split a second way too, by whether the swapped pair belongs
+# to the training pool (see the split above). The course ran this with seeds 0, 1 and 2 and recorded every
 # number in its claims registry [9.5-11]; improvement is an empirical question, so compare your run
 # with that record by its interval and its pattern, not digit by digit.
 
@@ -1804,7 +1807,7 @@ if RUN_BASELM:
                  if (t.meta["options"][0] == int(t.answer)) == first]
         print(f"  correct option listed {where} ({len(pairs)} prompts): "
               f"{paired_difference(*zip(*pairs)) if pairs else 'none'}")
-    for where, both in (("held out in both orders", True), ("swapped pair in training", False)):
+    for where, both in (("held out in both orders", True), ("swapped pair in the training pool", False)):
         pairs = [(rb["strict"], ra["strict"]) for (t, _, rb), (_, _, ra) in zip(main_res["before"], main_res["after"])
                  if both_orders_heldout(t.prompt) == both]
         print(f"  {where} ({len(pairs)} prompts): {paired_difference(*zip(*pairs)) if pairs else 'none'}")
@@ -1936,7 +1939,8 @@ if RUN_BASELM:
 # echoes that end in the sum. The cell counts its habits apart (`helpers.lab_audit.exploit_kind`):
 # stutters that repeat the sum (`" 61 or 61"`), hedges that list a wrong number beside it
 # (`" 159 or 149"`), runs of digits that contain it without stating it (`" 1800898"` for 180),
-# and anything else. It also rescores the greedy held-out completions of every evaluation point
+# and anything else (a completion cut at the token budget can end in a fragment of a number, which
+# the count reads as a number: a cut stutter can count as a hedge). It also rescores the greedy held-out completions of every evaluation point
 # during training by the patched rule and by the strict one, so the exploit's emergence is visible
 # over training: the dashboards' held-out curve uses the strict rule, which pays an echo that ends
 # in the sum and so can show a stall where the patched rule shows a collapse. One limit remains:
@@ -2030,8 +2034,8 @@ if RUN_BASELM:
 # -0.48]); seed 1: 0.61 -> 0.53 (-0.09 [-0.18, +0.01], no difference measured); seed 2: 0.61 -> 0.00
 # (-0.61 [-0.68, -0.54]). The patched-verifier run, from the same start: patched run seed 0: 0.61 ->
 # 0.99 (+0.38 [+0.31, +0.45]), exploiting 0.00; seed 1: 0.61 -> 0.93 (+0.32 [+0.24, +0.39]),
-# exploiting 0.00; seed 2: 0.61 -> 0.97 (+0.36 [+0.29, +0.43]), exploiting 0.00. Seed to seed (a
-# spread no single interval covers, see below): the sloppy run's patched-rule change across the 3
+# exploiting 0.00; seed 2: 0.61 -> 0.97 (+0.36 [+0.29, +0.43]), exploiting 0.00. Across seeds (a
+# variation the per-seed intervals do not include, see below): the sloppy run's patched-rule change across the 3
 # seeds: -0.61 to -0.09, mean -0.42; the patched run's gain across the 3 seeds: +0.32 to +0.38,
 # mean +0.35. So the reward of
 # the sloppy run rose while the property it was meant to measure stalled (seed 1) or collapsed, and
@@ -2077,10 +2081,10 @@ if RUN_BASELM:
 # replication's seeds: +0.36 to +0.40, mean +0.38. So does the patched run: patched run seed 3: 0.58
 # -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 5: 0.58 -> 0.96
 # (+0.38 [+0.31, +0.45]), that is the patched run's gain across the replication's seeds: +0.38 on
-# each seed, with no exploiting completion. The sloppy run learned an exploit of its substring rule
+# each seed (to two decimals), with no exploiting completion. The sloppy run learned an exploit of its substring rule
 # on every seed (exploiting completions after the sloppy run seed 3: 0.35; seed 4: 0.48; seed 5:
-# 0.12), and on seeds 4 and 5 partly a habit the audit above does not name: runs of digits that
-# contain the sum, such as `" 1800898"` for 86+94. What it did to the intended property changed sign
+# 0.12), and on seeds 4 and 5 partly through runs of digits that contain the sum (the audit's
+# `digit_run` kind, which the records predate, so they show it only in their examples), such as `" 1800898"` for 86+94. What it did to the intended property changed sign
 # from seed to seed: patched-rule pass rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02 [-0.11,
 # +0.08], no difference measured); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.80
 # (+0.22 [+0.13, +0.31]), the sloppy run's patched-rule change across the replication's seeds: -0.15
@@ -2141,7 +2145,10 @@ else:
 # and the held-out result, rather than assuming a universal best $K$. The cell compares the $K$
 # values with one another on the same held-out prompts (a paired interval of each difference in
 # pass rate after training): subtracting the per-$K$ intervals would ignore that the same prompts
-# were scored every time. Skipped under `COURSE_SMOKE`.
+# were scored every time. Such an interval describes the two trained policies of this seed on these
+# prompts, not $K$ in general (the seed-to-seed spread below is larger), and these three are
+# exploratory: not adjusted for multiplicity, and not among the intervals the registry counts.
+# Skipped under `COURSE_SMOKE`.
 
 # %%
 sweep = {}
@@ -2172,7 +2179,9 @@ if RUN_BASELM and not SMOKE:
         assert sweep[k1]["prompts"] == sweep[k2]["prompts"]
         d = paired_difference(sweep[k1]["after_strict"], sweep[k2]["after_strict"])
         sweep[k2][f"vs_K{k1}"] = vars(d)
-        print(f"K={k2} minus K={k1}, held-out greedy pass after {STEPS['sweep']} steps: {d}")
+        print(f"after {STEPS['sweep']} steps, held-out greedy pass K={k1} {d.before:.2f}, K={k2} "
+              f"{d.after:.2f}: difference {d.diff:+.2f} [{d.low:+.2f}, {d.high:+.2f}] (95%, paired, "
+              f"n={d.n}; {d.gained} prompts right only at K={k2}, {d.lost} only at K={k1})")
     print(json.dumps({K: {k: v for k, v in row.items() if k not in ("after_strict", "prompts")}
                       for K, row in sweep.items()}, indent=1, default=str))
     (RUN_DIR / "sweep.json").write_text(json.dumps(sweep, indent=1, default=str))
@@ -2397,18 +2406,23 @@ selfcheck.choice(
 # **9.5.A4** (self-check)
 
 # %%
-_smoke = json.loads(gru_lab.SMOKE_HISTORY.read_text())["history"]  # the course's smoke record
+if gru_lab.SMOKE_HISTORY.is_file():  # the course's smoke record: its figures
+    _smoke = json.loads(gru_lab.SMOKE_HISTORY.read_text())["history"]
 
+    def _first_last(key):
+        return f"{_smoke[key][0]:.2f} -> {_smoke[key][-1]:.2f}"
 
-def _first_last(key):
-    return f"{_smoke[key][0]:.2f} -> {_smoke[key][-1]:.2f}"
-
-
-assert _smoke["heldout_greedy_acc"][-1] < _smoke["heldout_greedy_acc"][0]
+    for _key, _up in (("train_acc", True), ("train_pass@4", False), ("train_entropy", False),
+                      ("train_coverage", False), ("heldout_greedy_acc", False)):  # the keyed answer
+        assert (_smoke[_key][-1] > _smoke[_key][0]) == _up, _key
+    _figures = (f"training accuracy {_first_last('train_acc')}, train pass@4 "
+                f"{_first_last('train_pass@4')}, entropy {_first_last('train_entropy')}, held-out "
+                "greedy accuracy down")
+else:
+    _figures = "training accuracy up, train pass@4 down, entropy down, held-out greedy accuracy down"
 selfcheck.choice(
-    f"The GRU lab's smoke run (the course's record): training accuracy {_first_last('train_acc')}, "
-    f"train pass@4 {_first_last('train_pass@4')}, entropy {_first_last('train_entropy')}, held-out "
-    "greedy accuracy down. Which conclusion does the dashboard support?",
+    f"The GRU lab's smoke run (the course's record): {_figures}. Which conclusion does the "
+    "dashboard support?",
     [
         "The update worked: accuracy is what the reward measures",
         "The policy concentrated on fewer answers per prompt: more single samples pass, fewer prompts "

@@ -13,7 +13,10 @@ _hg = group_advantages(torch.tensor([0.0, 1e-20], dtype=torch.float64), eps=0.0)
 np.testing.assert_allclose(_hg.double().numpy(), [-1.0, 1.0], rtol=1e-9,
                            err_msg="test max == min exactly, not a spread below a threshold")  # fmt: skip
 # contract: degenerate (a spread whose square underflows: one reward of 1e-170 among float64 zeros,
-# or of 1e-30 among float32 zeros, has a variance of exactly 0, yet max != min: not degenerate)
+# or of 1e-30 among float32 zeros, has a variance of exactly 0, yet max != min: not degenerate.
+# The float64 row also has a torch.std of 0; torch's float32 std is computed in double and gives
+# ~4e-31 for the float32 row, whose population std reaches 0 only at float32's smallest subnormal,
+# 1e-45 (there the three zeros' advantages round to 0 as well, so only the top one is checked))
 for _t in (torch.tensor([[0.0, 0.0, 0.0, 1e-170]], dtype=torch.float64),
            torch.tensor([[0.0, 0.0, 0.0, 1e-30]])):  # fmt: skip
     _hg = np.array(group_advantages(_t).double().numpy(), dtype=np.float64)
@@ -21,6 +24,11 @@ for _t in (torch.tensor([[0.0, 0.0, 0.0, 1e-170]], dtype=torch.float64),
         f"one reward of {float(_t[0, 3]):.0e} among zeros ({_t.dtype}) gave {_hg}: max != min, so "
         "not degenerate, even where its variance is 0 (detect degenerate groups by max == min alone)"
     )
+_hg = np.array(group_advantages(torch.tensor([[0.0, 0.0, 0.0, 1e-45]])).double().numpy())
+assert _hg[0, 3] > 0.0, (
+    f"one reward of 1.4e-45 (float32's smallest subnormal) among zeros gave {_hg}: max != min, so "
+    "not degenerate, even where its std is 0 (detect degenerate groups by max == min alone)"
+)
 # contract: formula, eps (hand values: K = 8, one success; default eps = 1e-6 enters as std + eps)
 _hg = np.array(group_advantages(torch.eye(8, dtype=torch.float64)[2]).numpy(), dtype=np.float64)
 _sd = math.sqrt(7) / 8

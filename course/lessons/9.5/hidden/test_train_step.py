@@ -87,13 +87,20 @@ _tr.check_reference()
 # reference are absolute-position stubs: their logits depend on position_ids and on the attention
 # mask, and they record every call's keyword arguments and grad mode; ragged left padding,
 # completions of several lengths with junk log-probs after EOS, groups that are degenerate,
-# binary, continuous or of a tiny but nonzero spread (one reward 1e-7, or 1e-30, where float32's
-# var and a hand-written std underflow to 0: "not all equal" is max != min, not a spread above 0);
-# B and K from 1 up)
+# binary, continuous or of a tiny but nonzero spread: one reward of 1e-7, 1e-30 (float32's variance
+# and a std built from float32 squares underflow to 0; torch.std, computed in double, does not) or
+# 1e-45 (float32's smallest subnormal: its population std rounds to 0 too; a kernel that flushes
+# subnormals to zero, torch.set_flush_denormal(True), would see an all-zero group there). "Not all
+# equal" is max != min, not a spread above 0. B and K from 1 up)
 # @reference group_advantages kl_estimate completion_log_prob grpo_loss train_step
 _n_inf = 0
-# every case at spread 1e-7, and those with a tiny-spread group of K >= 2 again at 1e-30
-for _case, _spread in [*((c_, 1e-7) for c_ in range(24)), *((c_, 1e-30) for c_ in (2, 3, 5, 18))]:
+# every case at spread 1e-7; then five cases with a tiny-spread group of K >= 2 (in 27 beside a
+# degenerate group, in 35 alone) at 1e-30 and at 1e-45. The tiny group's advantages (below 1e-23)
+# are far under the tolerances: those reruns test which rows are kept (skipped, kl, entropy, the
+# loss's means), the 1e-7 cases test the values
+_cases = [(c_, 1e-7) for c_ in range(24)]
+_cases += [(c_, s_) for s_ in (1e-30, 1e-45) for c_ in (2, 3, 18, 27, 35)]
+for _case, _spread in _cases:
     _hw = local_standins.stand_in_trainer(_case, _spread)  # the reference runs on this one, here
     _want = _ref_train_step(_hw.trainer, _hw.tasks)
     _lw = _hw.log
@@ -151,6 +158,6 @@ for _case, _spread in [*((c_, 1e-7) for c_ in range(24)), *((c_, 1e-30) for c_ i
         _act = np.asarray(_c["attention_mask"]) == 1
         _wp = np.asarray((_c["attention_mask"].long().cumsum(1) - 1).clamp(min=0))
         np.testing.assert_array_equal(np.asarray(_c["position_ids"])[_act], _wp[_act])
-assert _n_inf >= 18 and _n_inf < 28, f"test set-up: only {_n_inf} informative cases"
+assert _n_inf >= 24 and _n_inf < 34, f"test set-up: only {_n_inf} informative cases"
 del _ref_train_step, _ref_group_advantages, _ref_kl_estimate, _ref_completion_log_prob
 del _ref_grpo_loss
