@@ -6,7 +6,7 @@
   that neither ``a+b`` nor ``b+a`` was ever a training question (the split rule
   ``(3a + 5b) % 7 == 0`` is not symmetric: most held-out pairs have their swapped pair in training).
 
-``dev/records/baselm_lab.py`` calls the same functions on the files a run saves, so a number the
+The course's lab-record script calls the same functions on the files a run saves, so a number the
 record holds is computed the way the lesson's cell computes it.
 """
 
@@ -30,7 +30,7 @@ def exploit_kind(answer: str, completion: str) -> str:
     - "other": anything else (for example the answer alone with words around it).
 
     A number is a maximal run of ASCII digits. A completion cut at the token budget can end in a
-    fragment of a number, which is read as a number too (a cut stutter then counts as a hedge).
+    number cut short, which is read as a number too (a cut stutter then counts as a hedge).
     """
     numbers = _NUMBER.findall(completion)
     if len(numbers) >= 2 and all(n == answer for n in numbers):

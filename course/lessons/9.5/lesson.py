@@ -1939,8 +1939,8 @@ if RUN_BASELM:
 # echoes that end in the sum. The cell counts its habits apart (`helpers.lab_audit.exploit_kind`):
 # stutters that repeat the sum (`" 61 or 61"`), hedges that list a wrong number beside it
 # (`" 159 or 149"`), runs of digits that contain it without stating it (`" 1800898"` for 180),
-# and anything else (a completion cut at the token budget can end in a fragment of a number, which
-# the count reads as a number: a cut stutter can count as a hedge). It also rescores the greedy held-out completions of every evaluation point
+# and anything else (a completion cut at the token budget can end in a number cut short, which the
+# count reads as a number: a cut stutter can count as a hedge). It also rescores the greedy held-out completions of every evaluation point
 # during training by the patched rule and by the strict one, so the exploit's emergence is visible
 # over training: the dashboards' held-out curve uses the strict rule, which pays an echo that ends
 # in the sum and so can show a stall where the patched rule shows a collapse. One limit remains:
@@ -1987,8 +1987,11 @@ if RUN_BASELM:
     fig_c, ax_c = plt.subplots(figsize=(7, 2.8))
     for j, res in enumerate((main_res, sloppy_res, patched_res)):
         tasks = [t for t, _, _ in res["before"]]
-        curve = {"step": [0], "exact": [AUDIT[res["name"]]["exact"].before],
-                 "strict": [res["rate"]["before"]["strict"]]}  # fmt: skip
+        curve = {
+            "step": [0],
+            "exact": [AUDIT[res["name"]]["exact"].before],
+            "strict": [res["rate"]["before"]["strict"]],
+        }
         for step, rows in res["in_run_completions"]:
             assert [p for p, _ in rows] == [t.prompt for t in tasks]
             curve["step"].append(step)
