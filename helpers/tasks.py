@@ -120,16 +120,30 @@ def arithmetic_choice_task(rng: random.Random, split: Split = "train") -> Task:
     return Task(prompt=prompt, answer=str(s), family="arithmetic_choice", meta=meta)
 
 
+def _format_pool(split: Split) -> list[str]:
+    return [w for i, w in enumerate(FORMAT_ITEMS) if is_heldout_item(i) == (split == "heldout")]
+
+
+def _format_item_task(item: str, split: Split) -> Task:
+    prompt = f"Item: {item}. Reply in JSON. {FORMAT_PREFIX}"
+    return Task(prompt=prompt, answer=item, family="format", meta={"item": item, "split": split})
+
+
 def format_task(rng: random.Random, split: Split = "train") -> Task:
     """A prompt that ends with the opening ``{"answer":`` of a JSON object.
 
     Items are split by index (``is_heldout_item``), so train and held-out items differ: 180 train
     items, 30 held-out.
     """
-    pool = [w for i, w in enumerate(FORMAT_ITEMS) if is_heldout_item(i) == (split == "heldout")]
-    item = rng.choice(pool)
-    prompt = f"Item: {item}. Reply in JSON. {FORMAT_PREFIX}"
-    return Task(prompt=prompt, answer=item, family="format", meta={"item": item, "split": split})
+    return _format_item_task(rng.choice(_format_pool(split)), split)
+
+
+def format_pool_tasks(split: Split = "heldout") -> list[Task]:
+    """Every item of the format family's ``split`` once, in ``FORMAT_ITEMS`` order (30 held-out,
+    180 train): the whole pool, for scoring a policy on all of it rather than on draws."""
+    if split not in ("train", "heldout"):
+        raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
+    return [_format_item_task(item, split) for item in _format_pool(split)]
 
 
 def arithmetic_task(rng: random.Random, split: Split = "train") -> Task:
@@ -162,7 +176,7 @@ def make_tasks(family: Family, n: int, split: Split = "train", seed: int = 0) ->
     """``n`` tasks of one family and split, reproducible from ``seed``.
 
     Draws are with replacement from the split's pool; the held-out pool of ``format`` has 30
-    items, so expect repeats there.
+    items, so expect repeats there (``format_pool_tasks`` lists each item once).
     """
     if family not in TASK_BUILDERS:
         raise ValueError(f"unknown task family {family!r}; choose one of {sorted(TASK_BUILDERS)}")

@@ -11,6 +11,7 @@ from helpers.lab_audit import (
     both_orders_heldout,
     count_kinds,
     exploit_kind,
+    one_answer_judge,
     operands,
 )
 from helpers.tasks import is_heldout, make_tasks
@@ -47,6 +48,37 @@ def test_each_kind_on_generated_completions(seed):
     assert exploit_kind(answer, f" {answer} is the answer") == "other"
     assert exploit_kind(answer, " no idea") == "other"
     assert exploit_kind(answer, " " + _other_number(rng, answer)) == "other"
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_one_answer_judge_on_generated_completions(seed):
+    rng = random.Random(seed)
+    answer = str(rng.randint(20, 198))
+    sep = rng.choice(SEPARATORS)
+    words = rng.choice(("", ".", " is the sum", " (I think)", "!", " A:"))
+    # pays: the answer alone, with words, or repeated
+    assert one_answer_judge(answer, f" {answer}{words}") == 1.0
+    assert one_answer_judge(answer, " " + sep.join([answer] * rng.randint(2, 4)) + words) == 1.0
+    # refuses: the answer beside any other number, in any order; a digit run; no number
+    nums = [answer] + [_other_number(rng, answer) for _ in range(rng.randint(1, 3))]
+    rng.shuffle(nums)
+    assert one_answer_judge(answer, " " + sep.join(nums) + words) == 0.0
+    assert one_answer_judge(answer, f" {answer}{rng.randint(0, 9)}{words}") == 0.0
+    assert one_answer_judge(answer, f" {_other_number(rng, answer)}{words}") == 0.0
+    assert one_answer_judge(answer, f" no idea{words}") == 0.0
+    # by kind: a stutter is paid, a hedge or a digit run never is
+    kind_pays = {"stutter": 1.0, "hedge": 0.0, "digit_run": 0.0}
+    for c in (" " + sep.join([answer] * 2), " " + sep.join(nums), f" 9{answer}"):
+        kind = exploit_kind(answer, c)
+        if kind in kind_pays:
+            assert one_answer_judge(answer, c) == kind_pays[kind], (kind, c)
+
+
+def test_one_answer_judge_edges():
+    assert one_answer_judge("81", " 081") == 0.0  # compared as written, unlike int("081")
+    assert one_answer_judge("8", " ٨") == 0.0  # ASCII digits only
+    assert one_answer_judge("81", "") == 0.0
+    assert one_answer_judge("81", "81") == 1.0
 
 
 def test_the_lessons_examples():

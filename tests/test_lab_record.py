@@ -251,6 +251,8 @@ def _fake_runs(root: Path) -> dict:
                  "exploit_examples": []} for n in mlr.AUDITED}  # fmt: skip
     audit["arith_sloppy"]["exploit_kinds"] = {"stutter": 1, "hedge": 2, "digit_run": 0, "other": 0}
     audit["arith_sloppy"]["curve"] = {"step": [0, 3], "exact": [0.5, 0.25], "strict": [0.5, 0.5]}
+    audit["arith_sloppy"]["judge"] = vars(paired_difference([1, 1, 0], [0, 1, 0]))
+    audit["arith_sloppy"]["judge_exploit_rate"] = 0.125
     (root / "audit.json").write_text(json.dumps(audit))
     return outcome
 
@@ -274,6 +276,10 @@ def test_summarise_records_the_both_orders_split_the_k_contrasts_and_the_kinds(t
     assert out["arith_sloppy"]["audit"]["curve"]["exact"] == [0.5, 0.25]
     assert "exploit_kinds" not in out["arith_main"]["audit"]  # older notebooks: no kinds
     assert "curve" not in out["arith_main"]["audit"]
+    judge = out["arith_sloppy"]["audit"]["judge"]  # the third rule, as the notebook saved it
+    assert judge == mlr._rate(paired_difference([1, 1, 0], [0, 1, 0])) and judge["lost"] == 1
+    assert out["arith_sloppy"]["audit"]["judge_exploit_rate"] == 0.125
+    assert "judge" not in out["arith_main"]["audit"]  # older notebooks: no third rule
 
 
 def test_registry_row_quotes_the_cross_seed_summaries_and_the_replication():

@@ -10,6 +10,7 @@ from helpers.tasks import (
     FORMAT_ITEMS,
     FORMAT_PREFIX,
     TASK_BUILDERS,
+    format_pool_tasks,
     is_heldout,
     is_heldout_item,
     make_tasks,
@@ -71,6 +72,21 @@ def test_heldout_pools_are_large_enough():
     """Issue 13: at least 200 distinct held-out arithmetic prompts and 30 format items."""
     assert len({t.prompt for t in make_tasks("arithmetic_choice", 240, "heldout", 0)}) >= 200
     assert len({t.answer for t in make_tasks("format", 2000, "heldout", 0)}) == 30
+
+
+@pytest.mark.parametrize("split", ["heldout", "train"])
+def test_format_pool_tasks_is_the_whole_pool_once(split):
+    """Issue 20: the format runs are scored on every held-out item once (draws repeat items)."""
+    pool = format_pool_tasks(split)
+    drawn = make_tasks("format", 5000, split, 1)
+    assert len(pool) == (30 if split == "heldout" else 180) == len({t.prompt for t in pool})
+    assert {t.prompt for t in pool} == {t.prompt for t in drawn}  # the same items, each once
+    assert all(t.meta["split"] == split and t.family == "format" for t in pool)
+    assert pool[0] == next(t for t in drawn if t.answer == pool[0].answer)  # the same Task
+    idx = [FORMAT_ITEMS.index(t.answer) for t in pool]
+    assert idx == sorted(idx) and all(is_heldout_item(i) == (split == "heldout") for i in idx)
+    with pytest.raises(ValueError, match="split"):
+        format_pool_tasks("test")
 
 
 def test_arithmetic_choice_answer_is_an_option():

@@ -12,7 +12,8 @@ held-out prompts; plus the BaseLM weights hash, the seeds, the CPU and the
 library versions; for the sloppy-verifier audit, the patched-rule pass rates of the main, sloppy
 and patched runs and the rate, examples and kinds (``helpers.lab_audit.exploit_kind``) of exploiting
 completions and the patched- and strict-rule pass rates at every evaluation point during training
-(the notebook's ``audit.json``; kinds and curves only from notebooks that make them).
+(the notebook's ``audit.json``; kinds and curves only from notebooks that make them), and the
+third rule's (``helpers.lab_audit.one_answer_judge``) pass rates and exploit rate.
 The notebook runs once per seed (``COURSE_LAB_SEED``; seeds 0, 1 and 2 by default: the LoRA seed of
 every run and the trainer seed of every arithmetic run and of the K sweep; the format smoke run keeps
 trainer seed ``FORMAT_TRAINER_SEED`` = 0, so its three results differ in the LoRA seed only), so every
@@ -47,6 +48,7 @@ from pathlib import Path
 from dev import current_command
 from helpers.baselm import _cpu_model, baselm_dir
 from helpers.lab_audit import both_orders_heldout
+from helpers.passport import git_state
 from helpers.stats import PairedDifference, holm, paired_difference, paired_p_value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,9 +193,11 @@ def summarise(runs_dir: Path) -> dict:
             "exploit_rate": a["exploit_rate"],
             "exploit_examples": a["exploit_examples"],
         }
-        for key in ("exploit_kinds", "curve"):  # notebooks since the audit counts kinds and
-            if key in a:  # rescores every evaluation point by the patched and strict rules
+        for key in ("exploit_kinds", "curve", "judge_exploit_rate"):  # notebooks since the audit
+            if key in a:  # counts kinds, rescores every evaluation point and asks a third rule
                 out[name]["audit"][key] = a[key]
+        if "judge" in a:
+            out[name]["audit"]["judge"] = _rate(PairedDifference(**a["judge"]))
     return out
 
 
@@ -504,6 +508,7 @@ def main(argv=None) -> int:
     if a.replication:
         a.seeds, a.heldout_stream = list(REPLICATION_SEEDS), REPLICATION_STREAM
         a.out = REPLICATION if a.out == OUT else a.out
+    tree = git_state()  # the code the notebook ran, read before it runs
     runs, seconds = {}, {}
     for i, seed in enumerate(a.seeds):
         with tempfile.TemporaryDirectory(prefix="baselm-lab-") as tmp:
@@ -526,6 +531,7 @@ def main(argv=None) -> int:
     record = {
         "command": COMMAND + (" --replication" if a.replication else ""),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "git": tree,
         "notebook_seconds": seconds,
         "baselm_weights_sha256": baselm["weights_sha256"],
         "seeds": {"trainer_and_lora": a.seeds, "timing_from": a.seeds[0]},

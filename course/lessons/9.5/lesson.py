@@ -55,7 +55,7 @@ from helpers.figures import quote
 from helpers.baselm import baselm_dir, check_artifact, load_baselm
 from helpers.diagnostics import Dashboard
 from helpers.diagnostics import warnings as dashboard_warnings
-from helpers.lab_audit import EXPLOIT_KINDS, both_orders_heldout, count_kinds
+from helpers.lab_audit import EXPLOIT_KINDS, both_orders_heldout, count_kinds, one_answer_judge
 from helpers.lora import adapter_state, add_lora, base_state_hash, describe_trainable
 from helpers.passport import config_hash, diff_passports, make_passport, save_passport, tensor_hash
 from helpers.plots import plot_dashboard, plot_history
@@ -65,7 +65,7 @@ from helpers.runtime import GRADING, SMOKE
 from helpers.sampling import sample_groups
 from helpers.standins import AbsPosLM, UniformLM, param_state, tiny_lm, tiny_trainer
 from helpers.stats import paired_difference, wilson_interval
-from helpers.tasks import Task, is_heldout, make_tasks
+from helpers.tasks import Task, format_pool_tasks, is_heldout, make_tasks
 from helpers.trainer import GRPOTrainer, TrainerConfig
 from helpers.verifiers import (
     Verdict,
@@ -1521,17 +1521,21 @@ def unique_tasks(tasks: list[Task]) -> list[Task]:
 # course's replication sets COURSE_LAB_HELDOUT=1: prompts drawn with another seed whose question
 # ("Q: 65+94", whatever its options) is none of those in stream 0's first TUNING_DRAWS draws (more
 # than the lab's tuning on stream 0 and BaseLM's build read), as many as stream 0 gives. The format
-# pool has 30 items, too few for a second stream: format runs always use stream 0.
+# family's held-out pool has only 30 items, so format runs are scored on all of them, each once,
+# whatever the stream.
 HELDOUT_STREAM = int(os.environ.get("COURSE_LAB_HELDOUT", "0"))
 TUNING_DRAWS = 400
 
 
-def heldout_tasks(family: str, n: int) -> list[Task]:
-    """The held-out prompts of ``family`` for this lab: the distinct prompts among ``n`` draws of
-    stream 0, or for another HELDOUT_STREAM as many distinct prompts of that stream whose
-    question stream 0 never tuned on."""
+def heldout_tasks(family: str, n: int | None = None) -> list[Task]:
+    """The held-out prompts of ``family`` for this lab: for "format" its whole held-out pool
+    (``n`` unused); otherwise the distinct prompts among ``n`` draws of stream 0, or for
+    another HELDOUT_STREAM as many distinct prompts of that stream whose question stream 0 never
+    tuned on."""
+    if family == "format":
+        return format_pool_tasks("heldout")
     tasks = unique_tasks(make_tasks(family, n, "heldout", 0))
-    if HELDOUT_STREAM == 0 or family == "format":
+    if HELDOUT_STREAM == 0:
         return tasks
 
     def question(t: Task) -> str:
@@ -1611,7 +1615,7 @@ def initial_pass_rates(policy, tok, tasks, verifier, k=8, seed=123) -> np.ndarra
 
 if HAVE_BASELM:
     ar_held = heldout_tasks("arithmetic_choice", N_EVAL)
-    fmt_held = heldout_tasks("format", 60)
+    fmt_held = heldout_tasks("format")
     base_trainer = GRPOTrainer(policy, ref, tok, fmt_train, verify_format, train_step=train_step,
                                config=TrainerConfig(max_new_tokens=12))
     print(
@@ -1663,7 +1667,7 @@ def run_experiment(name: str, family: str, verifier, config: TrainerConfig, step
     """One BaseLM run from a fresh pair; returns plain data (the models are released)."""
     policy, ref, tok = fresh_pair(lora_seed)
     train = make_tasks(family, n_train, "train", config.seed)
-    held = heldout_tasks(family, N_EVAL if family != "format" else 60)
+    held = heldout_tasks(family, N_EVAL)
     trainer = GRPOTrainer(policy, ref, tok, train, verifier, train_step=train_step, config=config)
     init = {"adapters": adapter_hash(policy), "base": base_state_hash(policy)}
     group_std = []  # per step: mean over groups of the WITHIN-group population std of the rewards
@@ -1943,11 +1947,14 @@ if RUN_BASELM:
 # count reads as a number: a cut stutter can count as a hedge). It also rescores the greedy held-out completions of every evaluation point
 # during training by the patched rule and by the strict one, so the exploit's emergence is visible
 # over training: the dashboards' held-out curve uses the strict rule, which pays an echo that ends
-# in the sum and so can show a stall where the patched rule shows a collapse. One limit remains:
-# the patched rule is the only judge (no third rule or hand-labelled sample of these completions
-# checks it). The course's records below were made
-# before the cell split the count by kind and drew the curves, so they quote the total and
-# examples only. The error bars are 95% Wilson intervals of each rate over
+# in the sum and so can show a stall where the patched rule shows a collapse. A third rule checks the
+# patched one: `helpers.lab_audit.one_answer_judge` pays a completion that names the sum and no
+# other number, whatever words or repeats surround it (`" 81 is the sum"`, `" 81 or 81"`). It is
+# written apart from the patched rule and pays everything that rule pays (the cell asserts it,
+# leaving aside a zero-padded `" 081"`), so where the two part, the patched rule is refusing
+# wordiness or a stutter, not a wrong answer. The cell prints its pass rates and the exploit as it
+# counts it (sloppy 1, judge 0: hedges and digit runs, no stutters). It is still a rule, not a
+# reader: no hand-labelled sample of the runs' completions checks either of them. The error bars are 95% Wilson intervals of each rate over
 # the held-out prompts; the before/after differences printed are paired intervals (the same prompts
 # scored twice), which are narrower than the two bars suggest.
 
@@ -1965,6 +1972,10 @@ if RUN_BASELM:
     )
     for res in (main_res, sloppy_res, patched_res):
         exact = {when: [verify_choice_exact(t, c) for t, c, _ in res[when]] for when in ("before", "after")}
+        judge = {when: [one_answer_judge(t.answer, c) for t, c, _ in res[when]] for when in ("before", "after")}
+        for when in ("before", "after"):  # the judge pays all the patched rule pays but " 081"
+            assert all(j == 1 or e == 0 or c.strip().startswith("0")
+                       for (t, c, _), e, j in zip(res[when], exact[when], judge[when]))
         paid_wrong = [(t, c) for (t, c, r), e in zip(res["after"], exact["after"])
                       if r["sloppy"] == 1 and e == 0]
         AUDIT[res["name"]] = {
@@ -1974,12 +1985,17 @@ if RUN_BASELM:
             "exploit_rate": len(paid_wrong) / len(exact["after"]),
             "exploit_examples": [(t.prompt, c) for t, c in paid_wrong[:4]],
             "exploit_kinds": count_kinds((t.answer, c) for t, c in paid_wrong),
+            "judge": paired_difference(judge["before"], judge["after"]),
+            "judge_exploit_rate": float(np.mean([r["sloppy"] == 1 and j == 0
+                                                 for (_, _, r), j in zip(res["after"], judge["after"])])),
         }
     for name, a in AUDIT.items():
         print(f"{name} (reward: {a['reward_verifier']}): patched-rule pass {a['exact']}")
         print(f"    sloppy rule pays {a['sloppy_after']:.3f}; exploit (sloppy 1, patched 0): "
               f"{a['exploit_rate']:.3f} of the held-out greedy completions, by kind: "
               + ", ".join(f"{k} {a['exploit_kinds'][k]}" for k in EXPLOIT_KINDS))
+        print(f"    third rule (one_answer_judge) pass {a['judge']}; "
+              f"exploit by it (sloppy 1, judge 0): {a['judge_exploit_rate']:.3f}")
         for pr, c in a["exploit_examples"]:
             print(f"      {pr} -> {c!r}")
     # the patched rule over training: the greedy held-out completions of every evaluation point,
@@ -2008,7 +2024,9 @@ if RUN_BASELM:
     ax_c.set_ylim(0, 1.05)
     ax_c.legend(fontsize=6, ncol=3, loc="lower left")
     plt.show()
-    (RUN_DIR / "audit.json").write_text(json.dumps({n: {**a, "exact": vars(a["exact"])} for n, a in AUDIT.items()}, default=str, indent=1))
+    (RUN_DIR / "audit.json").write_text(json.dumps(
+        {n: {**a, "exact": vars(a["exact"]), "judge": vars(a["judge"])} for n, a in AUDIT.items()},
+        default=str, indent=1))
     fig, ax = plt.subplots(figsize=(7, 2.8))
     for j, a in enumerate(AUDIT.values()):
         n = len(main_res["after"])
