@@ -121,6 +121,44 @@ def test_the_recorded_contrasts_hold_for_every_seed():
         assert patched["exact"]["diff"] >= 0.15 and patched["exact"]["ci95"][0] > 0, seed
 
 
+def test_what_the_lesson_says_of_the_audits_holds_on_every_seed():
+    """The record paragraph's audit claims, seed by seed: the main run gains on the prompts held
+    out in both orders, from a lower start; the sloppy run's patched-rule pass rate collapses (to
+    0.25 or less, its interval below 0) and the third rule sees the same fall; the two rules part
+    over the stutters alone (no exploit of kind "other"); on seeds 0 and 2 the collapse came after
+    the sloppy run had first gained as the main run did (above its start by more than 0.15 at step
+    124, below 0.3 at step 186), on seed 1 it fell from the first evaluation on."""
+    for seed, r in RECORD["runs"].items():
+        main = r["arith_main"]
+        both = main["both_orders"]["both_heldout"]
+        assert both["ci95"][0] > 0 and both["before"] < main["rates"]["strict"]["before"], seed
+        sloppy, n = r["arith_sloppy"]["audit"], r["arith_sloppy"]["n_heldout"]
+        assert sloppy["exact"]["after"] <= 0.25 and sloppy["exact"]["ci95"][1] < 0, seed
+        assert sloppy["judge"]["ci95"][1] < 0, seed
+        kinds = sloppy["exploit_kinds"]
+        assert kinds["other"] == 0 and sum(kinds.values()) == round(sloppy["exploit_rate"] * n)
+        assert (
+            round((sloppy["exploit_rate"] - sloppy["judge_exploit_rate"]) * n) == kinds["stutter"]
+        )
+        curve = sloppy["curve"]
+        assert curve["step"][2:4] == [124, 186] and curve["step"][-1] == main["steps"]
+        if seed in ("0", "2"):
+            assert curve["exact"][2] > curve["exact"][0] + 0.15 and curve["exact"][3] < 0.3, seed
+        else:
+            assert all(b < a for a, b in zip(curve["exact"][:4], curve["exact"][1:4])), seed
+    # "seed 1's gain lies outside seed 0's interval"; the K = 16 run's seeds 0 and 1 "do not even
+    # overlap"
+    runs = RECORD["runs"]
+    assert (
+        runs["1"]["arith_main"]["rates"]["strict"]["diff"]
+        > (runs["0"]["arith_main"]["rates"]["strict"]["ci95"][1])
+    )
+    k16 = {seed: r["sweep_K16"]["rates"]["strict"]["ci95"] for seed, r in runs.items()}
+    assert k16["0"][0] > k16["1"][1]
+    # the main run's own curve: 124 is where it had learned (above 0.9 on every seed)
+    assert all(r["arith_main"]["audit"]["curve"]["exact"][2] > 0.9 for r in RECORD["runs"].values())
+
+
 def test_the_lesson_quotes_the_record():
     text = (ROOT / "course" / "lessons" / "9.5" / "lesson.py").read_text()
     flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())

@@ -70,6 +70,35 @@ K_CONTRASTS = ((2, 8), (8, 16), (2, 16))  # (k1, k2): K = k2 minus K = k1, after
 FORMAT_TRAINER_SEED = 0
 
 
+def lab_code_sha256(commit: str | None = None) -> str:
+    """The code the lab runs: sha256 over the code cells of lesson 9.5's notebook and every file
+    git tracks under helpers/ (BaseLM's weights included), read from the working tree, or from
+    ``commit`` when given. The notebook's prose is left out, so two records whose lessons differ
+    only in their text carry the same hash."""
+    import hashlib
+    import subprocess
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, check=True).stdout
+
+    def read(rel: str) -> bytes:
+        return git("show", f"{commit}:{rel}") if commit else (ROOT / rel).read_bytes()
+
+    h = hashlib.sha256()
+    cells = json.loads(read(str(NOTEBOOK.relative_to(ROOT))))["cells"]
+    for c in cells:
+        if c["cell_type"] == "code":
+            h.update("".join(c["source"]).encode() + b"\0")
+    names = (
+        git("ls-tree", "-r", "--name-only", commit, "helpers")
+        if commit
+        else git("ls-files", "helpers")
+    )
+    for rel in sorted(names.decode().split()):
+        h.update(rel.encode() + b"\0" + read(rel) + b"\0")
+    return h.hexdigest()
+
+
 def execute(workdir: Path, seed: int, timeout: int = 3600, stream: int = 0) -> float:
     import nbformat
     from nbclient import NotebookClient
@@ -293,6 +322,48 @@ def figures(record: dict) -> list[str]:
     return out
 
 
+def audit_phrases(record: dict) -> list[str]:
+    """The audits a record holds when its notebook made them (records made before the lesson's
+    cells drew them have none): the main run on the prompts held out in both operand orders, the
+    sloppy run's exploiting completions by kind, the third rule's verdict on the sloppy run, and
+    the sloppy run's patched-rule pass rate at each evaluation point. Lesson 9.5 quotes them for
+    the record and for the replication (the test checks it)."""
+    r = record["runs"]
+    if not all("judge" in x["arith_sloppy"]["audit"] for x in r.values()):
+        return []
+
+    def per_seed(fmt) -> str:
+        return "; ".join(f"seed {seed}: {fmt(x)}" for seed, x in r.items())
+
+    def kinds(x) -> str:
+        k = x["arith_sloppy"]["audit"]["exploit_kinds"]
+        return ", ".join(str(k[name]) for name in ("stutter", "hedge", "digit_run", "other"))
+
+    curves = [x["arith_sloppy"]["audit"]["curve"] for x in r.values()]
+    steps = curves[0]["step"]
+    assert all(c["step"] == steps for c in curves), "every seed is evaluated at the same steps"
+    return [
+        "held out in both orders, the main run's gain "
+        + per_seed(lambda x: _gain(x["arith_main"]["both_orders"]["both_heldout"])),
+        "the sloppy run's exploiting completions by kind (stutters, hedges, digit runs, other) "
+        + per_seed(kinds),
+        "by the third rule, the sloppy run's pass rate "
+        + per_seed(lambda x: _diff(x["arith_sloppy"]["audit"]["judge"])),
+        "exploiting completions by the third rule (sloppy 1, judge 0) "
+        + per_seed(lambda x: f"{x['arith_sloppy']['audit']['judge_exploit_rate']:.2f}"),
+        f"at steps {', '.join(map(str, steps))}: "
+        + per_seed(
+            lambda x: ", ".join(f"{v:.2f}" for v in x["arith_sloppy"]["audit"]["curve"]["exact"])
+        ),
+    ]
+
+
+def _section(timing: dict, part: str) -> tuple[str, float]:
+    """(heading, seconds) of the one timed section whose heading contains ``part``."""
+    (hit,) = [(h, sec) for h, sec in timing["sections"].items() if part in h]
+    return hit
+
+
 def lesson_phrases(record: dict) -> list[str]:
     """What lesson 9.5's audit and statistics paragraphs quote from the record (the test checks
     it)."""
@@ -330,12 +401,14 @@ def lesson_phrases(record: dict) -> list[str]:
         f"mean {sum(gains) / len(gains):+.2f}",
         across("arith_sloppy", "the sloppy run's patched-rule change"),
         across("arith_patched", "the patched run's gain"),
-        "its gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
+        "its gain " + per_seed(lambda x: _gain(x["sweep_K16"]["rates"]["strict"])),
         f"the first {first['initial_pass_rate']['prompts']} of the {first['n_heldout']} held-out prompts",
         f"{len(reported_intervals(record))} paired 95% intervals",
         holm_phrase(record),
         f"the required part takes about {t['required_seconds']:.0f} s of computation",
         "the optional BaseLM experiments " + " and ".join(optional),
+        f"GRU lab about {_section(t, 'Lab, part 1')[1]:.0f} s, each 250-step BaseLM run about "
+        f"{_section(t, 'the main run')[1]:.0f} s",
         f'such as `"{completion}"` for {sum_}',
         per_seed(lambda x: _diff(x["arith_main"]["rates"]["strict"])),
         "exploiting completions "
@@ -349,7 +422,28 @@ def lesson_phrases(record: dict) -> list[str]:
                 f"{x['arith_patched']['audit']['exploit_rate']:.2f}"
             )
         ),
+        *audit_phrases(record),
     ]
+
+
+def provenance(rep: dict, main: dict) -> str:
+    """Where and from what code the replication was made, against the main record: what changed
+    between the two besides the seeds and the held-out stream."""
+    m = rep["machine"]
+    where = f"made on {m['cpu']} ({m['torch_cpu_capability']} kernels)"
+    code = rep.get("lab_code_sha256")
+    same_cpu = m == main["machine"]
+    same_code = bool(code) and code == main.get("lab_code_sha256")
+    if same_cpu and same_code:
+        return (
+            f"{where} from the same lab code as the record above (the notebook's code cells and "
+            f"helpers/, sha256 {code[:12]}), on the same CPU: between the two records only the "
+            "seeds and the held-out stream changed"
+        )
+    changed = ["the seeds", "the held-out stream"]
+    changed += [] if same_cpu else [f"the CPU (the record above: {main['machine']['cpu']})"]
+    changed += [] if same_code else ["the course's code"]
+    return f"{where}; between the two records {', '.join(changed[:-1])} and {changed[-1]} changed"
 
 
 def replication_phrases(rep: dict, main: dict) -> list[str]:
@@ -400,8 +494,7 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
     return [
         f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}, judged on held-out stream "
         f"{rep['heldout_stream']} ({' or '.join(map(str, n))} prompts)",
-        f"made on {rep['machine']['cpu']} ({rep['machine']['torch_cpu_capability']} kernels)",
-        f"record above ({main['machine']['cpu']})",
+        provenance(rep, main),
         f"Its start is {side} on these prompts ({' or '.join(dict.fromkeys(f'{v:.2f}' for v in start))}, where "
         f"stream 0 gives {' or '.join(dict.fromkeys(f'{v:.2f}' for v in start0))})",
         "main run " + per_seed(lambda x: _diff(x["arith_main"]["rates"]["strict"])),
@@ -509,6 +602,7 @@ def main(argv=None) -> int:
         a.seeds, a.heldout_stream = list(REPLICATION_SEEDS), REPLICATION_STREAM
         a.out = REPLICATION if a.out == OUT else a.out
     tree = git_state()  # the code the notebook ran, read before it runs
+    code = lab_code_sha256()
     runs, seconds = {}, {}
     for i, seed in enumerate(a.seeds):
         with tempfile.TemporaryDirectory(prefix="baselm-lab-") as tmp:
@@ -532,6 +626,7 @@ def main(argv=None) -> int:
         "command": COMMAND + (" --replication" if a.replication else ""),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git": tree,
+        "lab_code_sha256": code,
         "notebook_seconds": seconds,
         "baselm_weights_sha256": baselm["weights_sha256"],
         "seeds": {"trainer_and_lora": a.seeds, "timing_from": a.seeds[0]},

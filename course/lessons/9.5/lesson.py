@@ -27,9 +27,9 @@
 # passport says which one it is.
 #
 # **Time** (measured when the instructor recorded the lab [9.5-11], on the course's 2-core CPU
-# while it was quiet): the required part takes about 164 s of
-# computation (GRU lab about 20 s, each 250-step BaseLM run about 45 s), the optional BaseLM
-# experiments 44 s and 12 s; a laptop that is busy with other work can take several times as long.
+# while it was quiet): the required part takes about 145 s of
+# computation (GRU lab about 20 s, each 250-step BaseLM run about 40 s), the optional BaseLM
+# experiments 39 s and 12 s; a laptop that is busy with other work can take several times as long.
 # With `COURSE_SMOKE=1` every run is shortened; under the autograder the labs are skipped and only
 # the graded tests run.
 
@@ -2047,35 +2047,51 @@ if RUN_BASELM:
 # %% [markdown]
 # **What the course's record shows** (the instructor's run of this lab with the reference solutions
 # on seeds 0, 1 and 2 on the course's CPU; registry [9.5-11]). The main run's held-out greedy pass
-# rate, with its paired interval: seed 0: 0.61 -> 0.93 (+0.32 [+0.25, +0.39]); seed 1: 0.61 -> 0.95
-# (+0.34 [+0.27, +0.41]); seed 2: 0.61 -> 0.96 (+0.35 [+0.28, +0.42]). The sloppy-verifier run found
-# the exploit on every seed: exploiting completions seed 0: 0.86; seed 1: 0.35; seed 2: 0.93 of the
-# held-out greedy generations (lists of numbers that include the sum, such as `" 159 or 149"` for
-# 65+94), with the patched-rule pass rate after the sloppy run seed 0: 0.61 -> 0.06 (-0.56 [-0.63,
-# -0.48]); seed 1: 0.61 -> 0.53 (-0.09 [-0.18, +0.01], no difference measured); seed 2: 0.61 -> 0.00
-# (-0.61 [-0.68, -0.54]). The patched-verifier run, from the same start: patched run seed 0: 0.61 ->
-# 0.99 (+0.38 [+0.31, +0.45]), exploiting 0.00; seed 1: 0.61 -> 0.93 (+0.32 [+0.24, +0.39]),
-# exploiting 0.00; seed 2: 0.61 -> 0.97 (+0.36 [+0.29, +0.43]), exploiting 0.00. Across seeds (a
-# variation the per-seed intervals do not include, see below): the sloppy run's patched-rule change across the 3
-# seeds: -0.61 to -0.09, mean -0.42; the patched run's gain across the 3 seeds: +0.32 to +0.38,
-# mean +0.35. So the reward of
-# the sloppy run rose while the property it was meant to measure stalled (seed 1) or collapsed, and
-# the same loop with a tighter rule learned the property. The exploit is reachable here because
-# BaseLM's corpus has a few echoed answers ("81 or 84") to start from, and 250 steps at this
-# learning rate amplify them before the honest skill wins the race (at lr 3e-3 the honest skill won
-# on one of the two seeds the instructor's probes ran at 3e-3; the configuration was then chosen on
-# the same seeds and held-out prompts these figures report, so they are not a fresh replication: the
-# replication below is); a shorter run, or another seed or CPU, may find
-# nothing, and "not found in N steps" is all such a run can say.
+# rate, with its paired interval: seed 0: 0.61 -> 0.85 (+0.24 [+0.16, +0.31]); seed 1: 0.61 -> 0.97
+# (+0.36 [+0.29, +0.43]); seed 2: 0.61 -> 0.92 (+0.31 [+0.24, +0.38]). On the prompts that no
+# run was ever asked in either order (a small subset, so wider intervals), it gains too, from a
+# lower start (held out in both orders, the main run's gain seed 0: +0.39 [+0.19, +0.57]; seed 1:
+# +0.45 [+0.30, +0.62]; seed 2: +0.42 [+0.22, +0.60]), so the gain does not rest on the swapped
+# training pair. The sloppy-verifier run found
+# the exploit on every seed: exploiting completions seed 0: 0.67; seed 1: 0.83; seed 2: 0.93 of the
+# held-out greedy generations (numbers that contain the sum, such as `" 72 or 6211"` for 19+53),
+# with the patched-rule pass rate after the sloppy run seed 0: 0.61 -> 0.21 (-0.40 [-0.48, -0.31]);
+# seed 1: 0.61 -> 0.06 (-0.55 [-0.62, -0.47]); seed 2: 0.61 -> 0.00 (-0.61 [-0.68, -0.54]). Each seed
+# found its own mix of habits: the sloppy run's exploiting completions by kind (stutters, hedges,
+# digit runs, other) seed 0: 7, 28, 98, 0; seed 1: 60, 74, 32, 0; seed 2: 57, 48, 81, 0. The third
+# rule sees the same collapse: by the third rule, the sloppy run's pass rate seed 0: 0.61 -> 0.25
+# (-0.37 [-0.45, -0.28]); seed 1: 0.61 -> 0.36 (-0.25 [-0.34, -0.16]); seed 2: 0.61 -> 0.29 (-0.33
+# [-0.41, -0.23]), with exploiting completions by the third rule (sloppy 1, judge 0) seed 0: 0.63;
+# seed 1: 0.53; seed 2: 0.65. The two rules part only over the stutters, which the third rule pays,
+# so what the patched rule counts as an exploit is, stutters aside, no answer at all or a wrong
+# one, not wordiness. Over training, the sloppy run's patched-rule pass rate at the evaluation
+# points (the curve plotted above) at steps 0, 62, 124, 186, 248, 250: seed 0: 0.61, 0.83, 0.81,
+# 0.27, 0.22, 0.21; seed 1: 0.61, 0.56, 0.35, 0.11, 0.03, 0.06; seed 2: 0.61, 0.88, 0.91, 0.02,
+# 0.00, 0.00: on seeds 0 and 2 the run first learned the skill as the main run did and lost it
+# between steps 124 and 186, while on seed 1 it slid from the first evaluation on. A run stopped at
+# step 124 would have passed seeds 0 and 2 as healthy. The patched-verifier run, from the same
+# start: patched run seed 0: 0.61 -> 0.93 (+0.32 [+0.25, +0.39]), exploiting 0.00; seed 1: 0.61 ->
+# 0.91 (+0.30 [+0.22, +0.37]), exploiting 0.00; seed 2: 0.61 -> 0.94 (+0.33 [+0.26, +0.40]),
+# exploiting 0.00. Across seeds (a variation the per-seed intervals do not include, see below): the
+# sloppy run's patched-rule change across the 3 seeds: -0.61 to -0.40, mean -0.52; the patched
+# run's gain across the 3 seeds: +0.30 to +0.33, mean +0.31. So the reward of the sloppy run rose
+# while the property it was meant to measure collapsed, on every seed, and the same loop with a
+# tighter rule learned the property. The exploit is reachable here because BaseLM's corpus has a
+# few echoed answers ("81 or 84") to start from, and 250 steps at this learning rate amplify them
+# before the honest skill wins the race (at lr 3e-3 the honest skill won on one of the two seeds
+# the instructor's probes ran at 3e-3; the configuration was then chosen on the same seeds and
+# held-out prompts these figures report, so they are not a fresh replication: the replication below
+# is); a shorter run, or another seed or CPU, may find nothing, and "not found in N steps" is all
+# such a run can say.
 #
 # **What these intervals cover, and what they do not.** Each paired interval covers one source of
 # chance: which held-out prompts were drawn, for *one* trained policy. It does not cover the
 # training run itself (the seed's prompt order, samples and adapter start), and that can vary
-# more. Across seeds the main run agrees with itself (main-run gain across the 3 seeds: +0.32 to
-# +0.35, mean +0.34), but the 30-step K = 8 run of the group-size sweep below does not: its
-# gain seed 0: +0.07 [-0.00, +0.13]; seed 1: -0.18
-# [-0.25, -0.10]; seed 2: +0.12 [+0.07, +0.18]: one interval that reaches 0 and two narrow ones on
-# opposite sides of it, so each describes its own policy and none of them the configuration. Two more limits. The prompts are
+# more. The main run gains on every seed, by different amounts (main-run gain across the 3 seeds:
+# +0.24 to +0.36, mean +0.30): seed 1's gain lies outside seed 0's interval. The 30-step K = 16 run
+# of the group-size sweep below differs more: its gain seed 0: +0.10 [+0.05, +0.16]; seed 1: -0.07
+# [-0.15, +0.02]; seed 2: +0.08 [+0.03, +0.14]: seed 0's and seed 1's intervals do not even
+# overlap, so each describes its own policy and none of them the configuration. Two more limits. The prompts are
 # not independent of the choices: the initial pass-rate profile above (the data passport's
 # $P_{\text{info}}$) is measured on the first 48 of the 199 held-out prompts that the runs then
 # report, the figures BaseLM's passport records from its build come from a prefix of the same
