@@ -235,18 +235,33 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
         )
     k8 = [r["sweep_K8"]["rates"]["strict"] for r in [*RECORD["runs"].values(),
                                                       *REPLICATION["runs"].values()]]  # fmt: skip
-    assert (sum(x["diff"] > 0 for x in k8), sum(x["diff"] < 0 for x in k8)) == (5, 1)
+    assert (sum(x["diff"] > 0 for x in k8), sum(x["diff"] < 0 for x in k8)) == (6, 0)
     assert sum(x["diff"] > 0 and x["ci95"][0] <= 0 for x in k8) == 1
-    # another CPU; a 250-step run's main and patched gains keep their sign on all six seeds
-    assert REPLICATION["machine"]["cpu"] != RECORD["machine"]["cpu"]
+    # "the K = 16 run splits again": two fresh seeds' intervals on either side of 0
+    k16 = {
+        seed: r["sweep_K16"]["rates"]["strict"]["ci95"] for seed, r in REPLICATION["runs"].items()
+    }
+    assert k16["3"][0] > 0 > k16["4"][1]
+    # a 250-step run's main and patched gains keep their sign on all six seeds
     for seed, r in [*RECORD["runs"].items(), *REPLICATION["runs"].items()]:
         assert r["arith_main"]["rates"]["strict"]["diff"] > 0, seed
         assert r["arith_patched"]["audit"]["exact"]["diff"] > 0, seed
-    # "on seeds 4 and 5 partly ... runs of digits that contain the sum"
-    digit_runs = {seed for seed, r in REPLICATION["runs"].items()
-                  for _, c in r["arith_sloppy"]["audit"]["exploit_examples"]
-                  if c.strip().isdigit() and len(c.strip()) > 3}  # fmt: skip
-    assert digit_runs == {"4", "5"}, digit_runs
+    # "stutters on seed 3 and runs of digits that contain the sum on seeds 4 and 5": the kind of
+    # more than half of each seed's exploiting completions
+    top = {seed: max(k := r["arith_sloppy"]["audit"]["exploit_kinds"], key=k.get)
+           for seed, r in REPLICATION["runs"].items()}  # fmt: skip
+    assert top == {"3": "stutter", "4": "digit_run", "5": "digit_run"}, top
+    for seed, r in REPLICATION["runs"].items():
+        kinds = r["arith_sloppy"]["audit"]["exploit_kinds"]
+        assert 2 * kinds[top[seed]] > sum(kinds.values()), seed
+    # "the third rule reads seed 3 otherwise": a measured rise where the patched rule measured none
+    three = REPLICATION["runs"]["3"]["arith_sloppy"]["audit"]
+    assert three["judge"]["ci95"][0] > 0 and not three["exact"]["excludes_zero"]
+    # "seeds 3 and 4 collapsed during training and partly recovered before the end"
+    for seed in ("3", "4"):
+        curve = REPLICATION["runs"][seed]["arith_sloppy"]["audit"]["curve"]["exact"]
+        assert min(curve) < 0.15 and curve[-1] > min(curve) + 0.25, seed
+    assert min(REPLICATION["runs"]["5"]["arith_sloppy"]["audit"]["curve"]["exact"]) > 0.5
     # "Seed 5 shows the two at once: its patched-rule rate rose by 0.22 while 0.12 of its
     # generations exploited the rule"
     five = REPLICATION["runs"]["5"]["arith_sloppy"]["audit"]
@@ -325,11 +340,8 @@ def test_registry_row_quotes_the_cross_seed_summaries_and_the_replication():
     rep = json.loads(mlr.REPLICATION.read_text())
     missing = [p for p in mlr.registry_summary(RECORD, rep) if p not in row]
     assert not missing, f"registry 9.5-11 does not quote: {missing}"
-    # "the exploit found on every seed, the collapse of seeds 0 and 2 on none"
-    assert "the exploit found on every seed, the collapse of seeds 0 and 2 on none" in row
+    # "the exploit found on every seed; ... though the patched-rule curves over training show
+    # seeds 3 and 4 collapsing during training and partly recovering" (the curves: the test above)
+    assert "the exploit found on every seed;" in row and "seeds 3 and 4 collapsing during" in row
     assert all(x["arith_sloppy"]["audit"]["exploit_rate"] > 0 for x in rep["runs"].values())
-    collapsed = [RECORD["runs"][s]["arith_sloppy"]["audit"]["exact"]["after"] for s in ("0", "2")]
-    assert max(collapsed) < 0.1  # seeds 0 and 2 collapsed
-    lowest = min(x["arith_sloppy"]["audit"]["exact"]["after"] for x in rep["runs"].values())
-    assert lowest > 0.3  # no replication seed came near
     assert "so these three seeds are not a fresh replication (the replication's are)" in row

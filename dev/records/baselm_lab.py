@@ -426,6 +426,13 @@ def lesson_phrases(record: dict) -> list[str]:
     ]
 
 
+def _seeds(names: list[str]) -> str:
+    """ "seed 0", "seeds 0 and 2", "seeds 0, 1 and 2"."""
+    if len(names) == 1:
+        return f"seed {names[0]}"
+    return f"seeds {', '.join(names[:-1])} and {names[-1]}"
+
+
 def provenance(rep: dict, main: dict) -> str:
     """Where and from what code the replication was made, against the main record: what changed
     between the two besides the seeds and the held-out stream."""
@@ -491,6 +498,12 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
     digit_runs = [(q, c) for x in r.values() for q, c in x["arith_sloppy"]["audit"]["exploit_examples"]
                   if c.strip().isdigit() and len(c.strip()) > 3]  # fmt: skip
     q, c = digit_runs[0]
+    # the main record's seeds whose sloppy run ended below every fresh seed's
+    lowest = min(x["arith_sloppy"]["audit"]["exact"]["after"] for x in r.values())
+    below = [
+        s for s, x in main["runs"].items() if x["arith_sloppy"]["audit"]["exact"]["after"] < lowest
+    ]
+    losses = len(k8) - ups
     return [
         f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}, judged on held-out stream "
         f"{rep['heldout_stream']} ({' or '.join(map(str, n))} prompts)",
@@ -508,17 +521,17 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         "patched run " + per_seed(lambda x: _diff(x["arith_patched"]["audit"]["exact"])),
         "the sloppy run's patched-rule change across the replication's seeds: "
         + across(change("arith_sloppy", lambda y: y["audit"]["exact"])),
-        "no fresh seed collapsed as seeds 0 and 2 did (its lowest patched-rule pass rate after "
-        "the sloppy run: "
-        f"{min(x['arith_sloppy']['audit']['exact']['after'] for x in r.values()):.2f})",
+        f"no fresh seed ended as low as {_seeds(below)} did (its lowest patched-rule pass rate "
+        f"after the sloppy run: {lowest:.2f})",
         "the patched run's gain across the replication's seeds: "
         + across(change("arith_patched", lambda y: y["audit"]["exact"])),
         f"by {min(gap):.2f} to {max(gap):.2f} here",
         "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
         f"over {len(k8)} seeds, {ups} gains ({sum(x['diff'] > 0 and x['ci95'][0] <= 0 for x in k8)} "
-        f"with an interval that reaches 0) and {len(k8) - ups} loss",
+        f"with an interval that reaches 0) and {losses or 'no'} loss{'es' if losses > 1 else ''}",
         "K = 16 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K16"]["rates"]["strict"])),
         holm_phrase(rep),
+        *audit_phrases(rep),
     ]
 
 
@@ -539,6 +552,7 @@ def registry_summary(record: dict, rep: dict) -> list[str]:
         pick(theirs, "main-run gain across the replication's"),
         pick(theirs, "the patched run's gain across the replication's"),
         pick(theirs, "the sloppy run's patched-rule change across the replication's"),
+        pick(theirs, "no fresh seed ended as low as"),
     ]
 
 

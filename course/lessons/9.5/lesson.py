@@ -2109,36 +2109,50 @@ if RUN_BASELM:
 # prompts) (`COURSE_LAB_HELDOUT=1`: held-out prompts whose question, such as "Q: 65+94", none of
 # stream 0's first 400 draws asks; stream 0 is the one the learning rate was chosen on and BaseLM's
 # build measured; a pair may still appear swapped, as the split allows), made on Intel(R) Xeon(R)
-# Processor (AVX512 kernels), another CPU than the record above (AMD EPYC), and with a later
-# revision of the course's code: seed, held-out stream, CPU and code changed together between the
-# two records (the course's replication record, made by one command as the record is). Its start is
-# lower on these prompts (0.58, where stream 0 gives 0.61), which leaves more to gain. The main run
-# replicates: main run seed 3: 0.58 -> 0.97 (+0.39 [+0.32, +0.46]); seed 4: 0.58 -> 0.94 (+0.36
-# [+0.29, +0.43]); seed 5: 0.58 -> 0.98 (+0.40 [+0.33, +0.47]), so the main-run gain across the
-# replication's seeds: +0.36 to +0.40, mean +0.38. So does the patched run: patched run seed 3: 0.58
-# -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 5: 0.58 -> 0.96
-# (+0.38 [+0.31, +0.45]), that is the patched run's gain across the replication's seeds: +0.38 on
-# each seed (to two decimals), with no exploiting completion. The sloppy run learned an exploit of its substring rule
-# on every seed (exploiting completions after the sloppy run seed 3: 0.35; seed 4: 0.48; seed 5:
-# 0.12), and on seeds 4 and 5 partly through runs of digits that contain the sum (the audit's
-# `digit_run` kind, which the records predate, so they show it only in their examples), such as `" 1800898"` for 86+94. What it did to the intended property changed sign
-# from seed to seed: patched-rule pass rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02 [-0.11,
-# +0.08], no difference measured); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.80
-# (+0.22 [+0.13, +0.31]), the sloppy run's patched-rule change across the replication's seeds: -0.15
-# to +0.22, mean +0.02; no fresh seed collapsed as seeds 0 and 2 did (its lowest patched-rule pass
-# rate after the sloppy run: 0.43). What holds on all six seeds is the gap: the sloppy run's reward
-# rose while its patched-rule pass rate ended below the patched run's, by 0.16 to 0.53 here. Seed 5
-# shows the two at once: its patched-rule rate rose by 0.22 while 0.12 of its generations exploited
-# the rule, so a rising property does not clear a run of reward hacking. The secondary contrasts
-# disagree with themselves as on seeds 0-2. The 30-step K = 8 run gained on each fresh seed (K = 8
-# sweep run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07,
-# +0.22]), over 6 seeds, 5 gains (1 with an interval that reaches 0) and 1 loss; the K = 16 run now
-# splits (K = 16 sweep run's gain seed 3: +0.12 [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed
-# 5: -0.01 [-0.09, +0.07]). Adjusted as one family as above: 12 secondary contrasts, 9 exclude 0
-# unadjusted and 9 survive Holm's adjustment at family-wise level 0.05; the 3 that do not are seed
-# 4: K=2; seed 5: K=2; seed 5: K=16. The main, sloppy and patched intervals are reported unadjusted,
-# as above: they repeat the lab's own contrasts. Run to run, with everything that changed here, a
-# 30-step run's effect can change sign; a 250-step run's main and patched gains did not.
+# Processor (AVX512 kernels) from the same lab code as the record above (the notebook's code cells
+# and helpers/, sha256 3c2b236f0a3d), on the same CPU: between the two records only the seeds and
+# the held-out stream changed (the course's replication record, made by one command as the record
+# is). Its start is lower on these prompts (0.58, where stream 0 gives 0.61), which leaves more to
+# gain. The main run replicates: main run seed 3: 0.58 -> 0.97 (+0.39 [+0.32, +0.46]); seed 4: 0.58
+# -> 0.94 (+0.36 [+0.29, +0.43]); seed 5: 0.58 -> 0.98 (+0.40 [+0.33, +0.47]), so the main-run gain
+# across the replication's seeds: +0.36 to +0.40, mean +0.38, and on the prompts held out in both
+# orders too (held out in both orders, the main run's gain seed 3: +0.53 [+0.36, +0.69]; seed 4:
+# +0.50 [+0.34, +0.66]; seed 5: +0.50 [+0.34, +0.66]). So does the patched run: patched run seed 3:
+# 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 5: 0.58 ->
+# 0.96 (+0.38 [+0.31, +0.45]), that is the patched run's gain across the replication's seeds: +0.38
+# on each seed (to two decimals), with no exploiting completion. The sloppy run learned an exploit
+# of its substring rule on every seed (exploiting completions after the sloppy run seed 3: 0.35;
+# seed 4: 0.48; seed 5: 0.12), each seed its own: the sloppy run's exploiting completions by kind
+# (stutters, hedges, digit runs, other) seed 3: 54, 15, 0, 0; seed 4: 0, 4, 91, 0; seed 5: 1, 0,
+# 22, 0, that is stutters on seed 3 and runs of digits that contain the sum on seeds 4 and 5, such
+# as `" 1800898"` for 86+94. What it did to the intended property at the end of the run changed
+# sign from seed to seed: patched-rule pass rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02
+# [-0.11, +0.08], no difference measured); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5:
+# 0.58 -> 0.80 (+0.22 [+0.13, +0.31]), the sloppy run's patched-rule change across the
+# replication's seeds: -0.15 to +0.22, mean +0.02; no fresh seed ended as low as seeds 0, 1 and 2
+# did (its lowest patched-rule pass rate after the sloppy run: 0.43). The third rule reads seed 3
+# otherwise. A stutter (`" 136 or 136"`) names the sum and nothing else, so the third rule pays it:
+# by the third rule, the sloppy run's pass rate seed 3: 0.58 -> 0.84 (+0.26 [+0.18, +0.34]); seed
+# 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.81 (+0.23 [+0.13, +0.32]), with
+# exploiting completions by the third rule (sloppy 1, judge 0) seed 3: 0.08; seed 4: 0.48; seed 5:
+# 0.11. Whether seed 3 kept the property depends on which rule states it, a choice to make before
+# looking. And the end of a run is one point of a curve: the sloppy run's patched-rule pass rate at
+# steps 0, 62, 124, 186, 248, 250: seed 3: 0.58, 0.80, 0.93, 0.14, 0.48, 0.57; seed 4: 0.58, 0.03,
+# 0.04, 0.01, 0.43, 0.43; seed 5: 0.58, 0.77, 0.90, 0.93, 0.74, 0.80. Seeds 3 and 4 collapsed during
+# training and partly recovered before the end, which the final figures alone hide. What holds on
+# all six seeds is the gap: the sloppy run's reward rose while its patched-rule pass rate ended
+# below the patched run's, by 0.16 to 0.53 here. Seed 5 shows the two at once: its patched-rule
+# rate rose by 0.22 while 0.12 of its generations exploited the rule, so a rising property does not
+# clear a run of reward hacking. The secondary contrasts disagree with themselves as on seeds 0-2.
+# The 30-step K = 8 run gained on each fresh seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06,
+# +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07, +0.22]), over 6 seeds, 6 gains (1 with
+# an interval that reaches 0) and no loss, while the K = 16 run splits again (K = 16 sweep run's
+# gain seed 3: +0.12 [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09, +0.07]).
+# Adjusted as one family as above: 12 secondary contrasts, 9 exclude 0 unadjusted and 9 survive
+# Holm's adjustment at family-wise level 0.05; the 3 that do not are seed 4: K=2; seed 5: K=2; seed
+# 5: K=16. The main, sloppy and patched intervals are reported unadjusted, as above: they repeat the
+# lab's own contrasts. Run to run, a 30-step run's effect can change sign; a 250-step run's main
+# and patched gains did not.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
@@ -2529,7 +2543,8 @@ selfcheck.choice(
 # property learned. Patch: the completion,
 # stripped, must be exactly one integer that is one of the two options and equals the sum
 # (`verify_choice_exact`); it closes the echo, the many-numbers and the substring loopholes, and costs
-# a false negative on correct answers in words or sentences (" The answer is 81").
+# a false negative on correct answers in words or sentences (" The answer is 81") and on stutters
+# (" 81 or 81"), which the audit's third rule pays: say which of the two rules states the property.
 #
 # **Rubric (3 points).** 1 pt: both held-out rates and at least one quoted generation. 1 pt: a correct
 # statement of exploit found / not found, justified by sloppy-only completions (not by the training
