@@ -53,8 +53,9 @@ def one_answer_judge(answer: str, completion: str) -> float:
     pass for 81; a hedge (``" 79 or 81"``), a run of digits (``" 810"``), another number or no
     number fails. It pays every completion the patched rule pays (one integer, the answer, and
     nothing else) except a zero-padded one (``" 081"``), plus the wordy and stuttering ones that
-    the patched rule refuses: what it still refuses is what no reading of the text can call the
-    answer alone.
+    the patched rule refuses. It is a rule, not a reader: it refuses some correct answers (the
+    working ``" 19+53=72"``, ``" 72 (not 74)"``, a stutter cut short ``" 72 or 72 or 8"``) and pays
+    some wrong ones (``" -72"``, since a sign is not read; ``" 72%"``).
     """
     numbers = _NUMBER.findall(completion)
     return 1.0 if numbers and all(n == answer for n in numbers) else 0.0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import random
+from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +18,21 @@ from helpers.lab_audit import (
     operands,
 )
 from helpers.tasks import is_heldout, make_tasks
+from helpers.verifiers import Verdict, last_number
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@cache
+def _lessons_patched_rule():
+    """``_exact_choice`` as lesson 9.5 defines it, compiled from the lesson's source."""
+    src = (ROOT / "course" / "lessons" / "9.5" / "lesson.py").read_text()
+    (fn,) = [n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef)
+             and n.name == "_exact_choice"]  # fmt: skip
+    scope = {"Task": object, "Verdict": Verdict, "last_number": last_number}
+    exec(compile(ast.Module([fn], []), "lesson 9.5", "exec"), scope)
+    return scope["_exact_choice"]
+
 
 SEPARATORS = (" or ", ", ", " ", "/", " and ", "\n")
 
@@ -74,11 +92,35 @@ def test_one_answer_judge_on_generated_completions(seed):
             assert one_answer_judge(answer, c) == kind_pays[kind], (kind, c)
 
 
+@pytest.mark.parametrize("seed", range(300))
+def test_one_answer_judge_pays_all_the_patched_rule_pays(seed):
+    """The docstring's claim, against the lesson's own patched rule: every completion the patched
+    rule pays, the judge pays too, unless it is zero-padded."""
+    exact = _lessons_patched_rule()
+    rng = random.Random(seed)
+    task = make_tasks("arithmetic_choice", 1, "heldout", seed)[0]
+    answer, other = task.answer, str(next(o for o in task.meta["options"] if str(o) != task.answer))
+    pieces = [answer, other, "0" + answer, answer + "0", "٨", "²", "or", "is", ".", " ", "\n", "-",
+              "+", "(", ")", ",", "!", "the sum"]  # fmt: skip
+    for _ in range(40):
+        c = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 5)))
+        c = rng.choice(("", " ", "  ")) + c + rng.choice(("", ".", " ", ". "))
+        if exact(task, c, max_chars=200).reward == 1.0:
+            assert one_answer_judge(answer, c) == 1.0 or c.strip().startswith("0"), repr(c)
+    assert exact(task, f" {answer}.", max_chars=200).reward == 1.0  # the generator reaches a pass
+    assert one_answer_judge(answer, f" {answer}.") == 1.0
+
+
 def test_one_answer_judge_edges():
     assert one_answer_judge("81", " 081") == 0.0  # compared as written, unlike int("081")
     assert one_answer_judge("8", " ٨") == 0.0  # ASCII digits only
     assert one_answer_judge("81", "") == 0.0
     assert one_answer_judge("81", "81") == 1.0
+    # the docstring's limits: a rule, not a reader
+    for c in (" 19+53=72", " 72 (not 74)", " 72 or 72 or 8"):
+        assert one_answer_judge("72", c) == 0.0, c
+    for c in (" -72", " 72%"):
+        assert one_answer_judge("72", c) == 1.0, c
 
 
 def test_the_lessons_examples():

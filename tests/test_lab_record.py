@@ -10,6 +10,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from dev import current_command
 from dev.records import baselm_lab as mlr
 from helpers.baselm import SHIPPED_DIR
@@ -134,7 +136,10 @@ def test_what_the_lesson_says_of_the_audits_holds_on_every_seed():
         assert both["ci95"][0] > 0 and both["before"] < main["rates"]["strict"]["before"], seed
         sloppy, n = r["arith_sloppy"]["audit"], r["arith_sloppy"]["n_heldout"]
         assert sloppy["exact"]["after"] <= 0.25 and sloppy["exact"]["ci95"][1] < 0, seed
-        assert sloppy["judge"]["ci95"][1] < 0, seed
+        # "the third rule sees a fall on every seed too, a smaller one than the patched rule's"
+        judge = sloppy["judge"]
+        assert judge["ci95"][1] < 0 and judge["after"] < judge["before"] - 0.2, seed
+        assert sloppy["exact"]["diff"] < judge["diff"], seed
         kinds = sloppy["exploit_kinds"]
         assert kinds["other"] == 0 and sum(kinds.values()) == round(sloppy["exploit_rate"] * n)
         assert (
@@ -157,6 +162,35 @@ def test_what_the_lesson_says_of_the_audits_holds_on_every_seed():
     assert k16["0"][0] > k16["1"][1]
     # the main run's own curve: 124 is where it had learned (above 0.9 on every seed)
     assert all(r["arith_main"]["audit"]["curve"]["exact"][2] > 0.9 for r in RECORD["runs"].values())
+
+
+def test_each_record_names_the_clean_commit_and_the_lab_code_it_ran():
+    """The lab code hash (the notebook's code cells and helpers/) of each record is that of its
+    commit, whose tree was clean when the record was made, so "the same lab code" in the
+    replication's provenance rests on two recomputable hashes (skipped where the checkout lacks
+    the commit, as a shallow clone does)."""
+    import subprocess
+
+    for rec in (RECORD, REPLICATION):
+        commit = rec["git"]["commit"]
+        assert rec["git"]["dirty"] is False, rec["command"]
+        known = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT,
+                               capture_output=True).returncode == 0  # fmt: skip
+        if not known:
+            pytest.skip(f"commit {commit[:7]} is not in this checkout")
+        assert mlr.lab_code_sha256(commit) == rec["lab_code_sha256"], rec["command"]
+
+
+def test_the_format_runs_score_the_whole_heldout_pool():
+    """Registry 9.5-11: "30 format items, the whole held-out pool, each once"."""
+    from helpers.tasks import format_pool_tasks
+
+    n = len(format_pool_tasks("heldout"))
+    assert n == 30 and "30 format items, the whole held-out pool, each once" in registry_row(
+        "9.5-11"
+    )
+    for rec in (RECORD, REPLICATION):
+        assert {r["format_smoke"]["n_heldout"] for r in rec["runs"].values()} == {n}
 
 
 def test_the_lesson_quotes_the_record():
@@ -223,6 +257,8 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
     run's; the K = 8 run gains on every fresh seed."""
     for seed, r in REPLICATION["runs"].items():
         assert r["arith_main"]["rates"]["strict"]["ci95"][0] > 0, seed
+        # "and on the prompts held out in both orders too"
+        assert r["arith_main"]["both_orders"]["both_heldout"]["ci95"][0] > 0, seed
         patched = r["arith_patched"]["audit"]
         assert patched["exact"]["ci95"][0] > 0 and round(patched["exploit_rate"], 2) == 0.0, seed
         assert r["arith_sloppy"]["audit"]["exploit_rate"] > 0.1, seed

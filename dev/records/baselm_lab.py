@@ -47,7 +47,7 @@ from pathlib import Path
 
 from dev import current_command
 from helpers.baselm import _cpu_model, baselm_dir
-from helpers.lab_audit import both_orders_heldout
+from helpers.lab_audit import both_orders_heldout, exploit_kind, operands
 from helpers.passport import git_state
 from helpers.stats import PairedDifference, holm, paired_difference, paired_p_value
 
@@ -72,9 +72,11 @@ FORMAT_TRAINER_SEED = 0
 
 def lab_code_sha256(commit: str | None = None) -> str:
     """The code the lab runs: sha256 over the code cells of lesson 9.5's notebook and every file
-    git tracks under helpers/ (BaseLM's weights included), read from the working tree, or from
-    ``commit`` when given. The notebook's prose is left out, so two records whose lessons differ
-    only in their text carry the same hash."""
+    git tracks under helpers/ (the shipped BaseLM build included; the runs load the installed
+    copy in artifacts/, which the record's ``baselm_weights_sha256`` names), read from the working
+    tree, or from ``commit`` when given. The notebook's prose is left out, so two records whose
+    lessons differ only in their text carry the same hash. Not hashed: this script, which only
+    executes the notebook and summarises what it saved."""
     import hashlib
     import subprocess
 
@@ -360,8 +362,10 @@ def audit_phrases(record: dict) -> list[str]:
 
 def _section(timing: dict, part: str) -> tuple[str, float]:
     """(heading, seconds) of the one timed section whose heading contains ``part``."""
-    (hit,) = [(h, sec) for h, sec in timing["sections"].items() if part in h]
-    return hit
+    hits = [(h, sec) for h, sec in timing["sections"].items() if part in h]
+    if len(hits) != 1:
+        raise ValueError(f"{len(hits)} timed sections contain {part!r}: {list(timing['sections'])}")
+    return hits[0]
 
 
 def lesson_phrases(record: dict) -> list[str]:
@@ -428,28 +432,40 @@ def lesson_phrases(record: dict) -> list[str]:
 
 def _seeds(names: list[str]) -> str:
     """ "seed 0", "seeds 0 and 2", "seeds 0, 1 and 2"."""
+    if not names:
+        return "no seed"
     if len(names) == 1:
         return f"seed {names[0]}"
     return f"seeds {', '.join(names[:-1])} and {names[-1]}"
 
 
 def provenance(rep: dict, main: dict) -> str:
-    """Where and from what code the replication was made, against the main record: what changed
-    between the two besides the seeds and the held-out stream."""
+    """Where and from what the replication was made, against the main record: the CPU as the
+    machine reports it (model name and torch's kernel path), the lab code (``lab_code_sha256``),
+    the library versions and BaseLM's weights. Unless all four match, the phrase names what
+    differs or was not recorded besides the seeds and the held-out stream."""
     m = rep["machine"]
     where = f"made on {m['cpu']} ({m['torch_cpu_capability']} kernels)"
-    code = rep.get("lab_code_sha256")
-    same_cpu = m == main["machine"]
-    same_code = bool(code) and code == main.get("lab_code_sha256")
-    if same_cpu and same_code:
+    code, code0 = rep.get("lab_code_sha256"), main.get("lab_code_sha256")
+    same = {
+        "cpu": m == main["machine"],
+        "code": bool(code) and code == code0,
+        "versions": rep["versions"] == main["versions"],
+        "weights": rep["baselm_weights_sha256"] == main["baselm_weights_sha256"],
+    }
+    if all(same.values()):
         return (
             f"{where} from the same lab code as the record above (the notebook's code cells and "
-            f"helpers/, sha256 {code[:12]}), on the same CPU: between the two records only the "
-            "seeds and the held-out stream changed"
+            f"helpers/, sha256 {code[:12]}), with the same library versions and BaseLM weights, on "
+            "a CPU reporting the same model and kernels: between the two records only the seeds "
+            "and the held-out stream changed"
         )
     changed = ["the seeds", "the held-out stream"]
-    changed += [] if same_cpu else [f"the CPU (the record above: {main['machine']['cpu']})"]
-    changed += [] if same_code else ["the course's code"]
+    changed += [] if same["cpu"] else [f"the CPU (the record above: {main['machine']['cpu']})"]
+    if not same["code"]:
+        changed.append("the lab code" if code and code0 else "the lab code (not recorded)")
+    changed += [] if same["versions"] else ["the library versions"]
+    changed += [] if same["weights"] else ["BaseLM's weights"]
     return f"{where}; between the two records {', '.join(changed[:-1])} and {changed[-1]} changed"
 
 
@@ -498,12 +514,24 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
     digit_runs = [(q, c) for x in r.values() for q, c in x["arith_sloppy"]["audit"]["exploit_examples"]
                   if c.strip().isdigit() and len(c.strip()) > 3]  # fmt: skip
     q, c = digit_runs[0]
+    # the first stutter among the sloppy run's examples, in seed order
+    stutter = next(
+        c
+        for x in r.values()
+        for p, c in x["arith_sloppy"]["audit"]["exploit_examples"]
+        if exploit_kind(str(sum(operands(p))), c) == "stutter"
+    )
     # the main record's seeds whose sloppy run ended below every fresh seed's
     lowest = min(x["arith_sloppy"]["audit"]["exact"]["after"] for x in r.values())
     below = [
         s for s, x in main["runs"].items() if x["arith_sloppy"]["audit"]["exact"]["after"] < lowest
     ]
-    losses = len(k8) - ups
+    losses = sum(x["diff"] < 0 for x in k8)
+    ties = len(k8) - ups - losses
+
+    def count(n: int, word: str) -> str:
+        return f"{n or 'no'} {word}{'' if n == 1 else 'es' if word.endswith('s') else 's'}"
+
     return [
         f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}, judged on held-out stream "
         f"{rep['heldout_stream']} ({' or '.join(map(str, n))} prompts)",
@@ -516,6 +544,7 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         "exploiting completions after the sloppy run "
         + per_seed(lambda x: f"{x['arith_sloppy']['audit']['exploit_rate']:.2f}"),
         f'such as `"{c}"` for {q.split("=?")[0].removeprefix("Q: ")}',
+        f'A stutter (`"{stutter}"`)',
         "patched-rule pass rate after the sloppy run "
         + per_seed(lambda x: _diff(x["arith_sloppy"]["audit"]["exact"])),
         "patched run " + per_seed(lambda x: _diff(x["arith_patched"]["audit"]["exact"])),
@@ -527,8 +556,10 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         + across(change("arith_patched", lambda y: y["audit"]["exact"])),
         f"by {min(gap):.2f} to {max(gap):.2f} here",
         "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
-        f"over {len(k8)} seeds, {ups} gains ({sum(x['diff'] > 0 and x['ci95'][0] <= 0 for x in k8)} "
-        f"with an interval that reaches 0) and {losses or 'no'} loss{'es' if losses > 1 else ''}",
+        f"over {len(k8)} seeds, {count(ups, 'gain')} "
+        f"({sum(x['diff'] > 0 and x['ci95'][0] <= 0 for x in k8)} with an interval that reaches 0)"
+        + (f", {count(ties, 'tie')}" if ties else "")
+        + f" and {count(losses, 'loss')}",
         "K = 16 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K16"]["rates"]["strict"])),
         holm_phrase(rep),
         *audit_phrases(rep),

@@ -26,8 +26,8 @@
 # $-\widehat A_i\log\pi_\theta(o_i)$ plus a KL leash. Both are "GRPO" in the literature; each run's
 # passport says which one it is.
 #
-# **Time** (measured when the instructor recorded the lab [9.5-11], on the course's 2-core CPU
-# while it was quiet): the required part takes about 145 s of
+# **Time** (measured when the instructor recorded the lab [9.5-11], on the course's 2-core CPU;
+# other work on the machine would only have made it slower): the required part takes about 145 s of
 # computation (GRU lab about 20 s, each 250-step BaseLM run about 40 s), the optional BaseLM
 # experiments 39 s and 12 s; a laptop that is busy with other work can take several times as long.
 # With `COURSE_SMOKE=1` every run is shortened; under the autograder the labs are skipped and only
@@ -1534,6 +1534,8 @@ def heldout_tasks(family: str, n: int | None = None) -> list[Task]:
     tuned on."""
     if family == "format":
         return format_pool_tasks("heldout")
+    if n is None:
+        raise ValueError(f"heldout_tasks({family!r}) needs n, the number of draws")
     tasks = unique_tasks(make_tasks(family, n, "heldout", 0))
     if HELDOUT_STREAM == 0:
         return tasks
@@ -2059,17 +2061,19 @@ if RUN_BASELM:
 # seed 1: 0.61 -> 0.06 (-0.55 [-0.62, -0.47]); seed 2: 0.61 -> 0.00 (-0.61 [-0.68, -0.54]). Each seed
 # found its own mix of habits: the sloppy run's exploiting completions by kind (stutters, hedges,
 # digit runs, other) seed 0: 7, 28, 98, 0; seed 1: 60, 74, 32, 0; seed 2: 57, 48, 81, 0. The third
-# rule sees the same collapse: by the third rule, the sloppy run's pass rate seed 0: 0.61 -> 0.25
+# rule sees a fall on every seed too, a smaller one than the patched rule's: by the third rule, the sloppy run's pass rate seed 0: 0.61 -> 0.25
 # (-0.37 [-0.45, -0.28]); seed 1: 0.61 -> 0.36 (-0.25 [-0.34, -0.16]); seed 2: 0.61 -> 0.29 (-0.33
 # [-0.41, -0.23]), with exploiting completions by the third rule (sloppy 1, judge 0) seed 0: 0.63;
-# seed 1: 0.53; seed 2: 0.65. The two rules part only over the stutters, which the third rule pays,
-# so what the patched rule counts as an exploit is, stutters aside, no answer at all or a wrong
-# one, not wordiness. Over training, the sloppy run's patched-rule pass rate at the evaluation
+# seed 1: 0.53; seed 2: 0.65. Among the exploiting completions the two rules part only over the
+# stutters, which the third rule pays (a stutter cut short at the token budget counts
+# as a hedge and is refused by both). None of them was the sum in words
+# (no exploit of kind "other" on any seed), so the patched rule's count is not inflated by
+# wordiness; that is the one thing the third rule could have found and did not. Over training, the sloppy run's patched-rule pass rate at the evaluation
 # points (the curve plotted above) at steps 0, 62, 124, 186, 248, 250: seed 0: 0.61, 0.83, 0.81,
 # 0.27, 0.22, 0.21; seed 1: 0.61, 0.56, 0.35, 0.11, 0.03, 0.06; seed 2: 0.61, 0.88, 0.91, 0.02,
 # 0.00, 0.00: on seeds 0 and 2 the run first learned the skill as the main run did and lost it
-# between steps 124 and 186, while on seed 1 it slid from the first evaluation on. A run stopped at
-# step 124 would have passed seeds 0 and 2 as healthy. The patched-verifier run, from the same
+# between steps 124 and 186, while on seed 1 it slid from the first evaluation on. By this pass rate alone,
+# a run stopped at step 124 would have passed seeds 0 and 2 as healthy. The patched-verifier run, from the same
 # start: patched run seed 0: 0.61 -> 0.93 (+0.32 [+0.25, +0.39]), exploiting 0.00; seed 1: 0.61 ->
 # 0.91 (+0.30 [+0.22, +0.37]), exploiting 0.00; seed 2: 0.61 -> 0.94 (+0.33 [+0.26, +0.40]),
 # exploiting 0.00. Across seeds (a variation the per-seed intervals do not include, see below): the
@@ -2110,8 +2114,9 @@ if RUN_BASELM:
 # stream 0's first 400 draws asks; stream 0 is the one the learning rate was chosen on and BaseLM's
 # build measured; a pair may still appear swapped, as the split allows), made on Intel(R) Xeon(R)
 # Processor (AVX512 kernels) from the same lab code as the record above (the notebook's code cells
-# and helpers/, sha256 3c2b236f0a3d), on the same CPU: between the two records only the seeds and
-# the held-out stream changed (the course's replication record, made by one command as the record
+# and helpers/, sha256 3c2b236f0a3d), with the same library versions and BaseLM weights, on a CPU
+# reporting the same model and kernels: between the two records only the seeds and the held-out
+# stream changed (the course's replication record, made by one command as the record
 # is). Its start is lower on these prompts (0.58, where stream 0 gives 0.61), which leaves more to
 # gain. The main run replicates: main run seed 3: 0.58 -> 0.97 (+0.39 [+0.32, +0.46]); seed 4: 0.58
 # -> 0.94 (+0.36 [+0.29, +0.43]); seed 5: 0.58 -> 0.98 (+0.40 [+0.33, +0.47]), so the main-run gain
@@ -2135,18 +2140,20 @@ if RUN_BASELM:
 # by the third rule, the sloppy run's pass rate seed 3: 0.58 -> 0.84 (+0.26 [+0.18, +0.34]); seed
 # 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.81 (+0.23 [+0.13, +0.32]), with
 # exploiting completions by the third rule (sloppy 1, judge 0) seed 3: 0.08; seed 4: 0.48; seed 5:
-# 0.11. Whether seed 3 kept the property depends on which rule states it, a choice to make before
-# looking. And the end of a run is one point of a curve: the sloppy run's patched-rule pass rate at
+# 0.11. Whether seed 3's sloppy run raised the property or only held it depends on which rule states
+# it. The course states it with the patched rule (registry [9.5-11]); the third rule is a check
+# added after earlier records had shown stutters, not a rule chosen in advance. And the end of a run is one point of a curve: the sloppy run's patched-rule pass rate at
 # steps 0, 62, 124, 186, 248, 250: seed 3: 0.58, 0.80, 0.93, 0.14, 0.48, 0.57; seed 4: 0.58, 0.03,
-# 0.04, 0.01, 0.43, 0.43; seed 5: 0.58, 0.77, 0.90, 0.93, 0.74, 0.80. Seeds 3 and 4 collapsed during
-# training and partly recovered before the end, which the final figures alone hide. What holds on
+# 0.04, 0.01, 0.43, 0.43; seed 5: 0.58, 0.77, 0.90, 0.93, 0.74, 0.80. By the patched rule, seeds 3 and 4
+# collapsed during training and partly recovered before the end, which the final figures alone hide. What holds on
 # all six seeds is the gap: the sloppy run's reward rose while its patched-rule pass rate ended
 # below the patched run's, by 0.16 to 0.53 here. Seed 5 shows the two at once: its patched-rule
 # rate rose by 0.22 while 0.12 of its generations exploited the rule, so a rising property does not
 # clear a run of reward hacking. The secondary contrasts disagree with themselves as on seeds 0-2.
 # The 30-step K = 8 run gained on each fresh seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06,
 # +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07, +0.22]), over 6 seeds, 6 gains (1 with
-# an interval that reaches 0) and no loss, while the K = 16 run splits again (K = 16 sweep run's
+# an interval that reaches 0) and no losses, while the K = 16 run disagrees with itself again, now with intervals on both sides of 0 (K =
+# 16 sweep run's
 # gain seed 3: +0.12 [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09, +0.07]).
 # Adjusted as one family as above: 12 secondary contrasts, 9 exclude 0 unadjusted and 9 survive
 # Holm's adjustment at family-wise level 0.05; the 3 that do not are seed 4: K=2; seed 5: K=2; seed
