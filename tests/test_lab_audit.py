@@ -84,12 +84,6 @@ def test_one_answer_judge_on_generated_completions(seed):
     assert one_answer_judge(answer, f" {answer}{rng.randint(0, 9)}{words}") == 0.0
     assert one_answer_judge(answer, f" {_other_number(rng, answer)}{words}") == 0.0
     assert one_answer_judge(answer, f" no idea{words}") == 0.0
-    # by kind: a stutter is paid, a hedge or a digit run never is
-    kind_pays = {"stutter": 1.0, "hedge": 0.0, "digit_run": 0.0}
-    for c in (" " + sep.join([answer] * 2), " " + sep.join(nums), f" 9{answer}"):
-        kind = exploit_kind(answer, c)
-        if kind in kind_pays:
-            assert one_answer_judge(answer, c) == kind_pays[kind], (kind, c)
 
 
 @pytest.mark.parametrize("seed", range(300))

@@ -126,10 +126,11 @@ def test_the_recorded_contrasts_hold_for_every_seed():
 def test_what_the_lesson_says_of_the_audits_holds_on_every_seed():
     """The record paragraph's audit claims, seed by seed: the main run gains on the prompts held
     out in both orders, from a lower start; the sloppy run's patched-rule pass rate collapses (to
-    0.25 or less, its interval below 0) and the third rule sees the same fall; the two rules part
-    over the stutters alone (no exploit of kind "other"); on seeds 0 and 2 the collapse came after
-    the sloppy run had first gained as the main run did (above its start by more than 0.15 at step
-    124, below 0.3 at step 186), on seed 1 it fell from the first evaluation on."""
+    0.25 or less, its interval below 0) and the third rule sees a smaller fall; among exploiting
+    completions the two rules part over the stutters alone (no exploit of kind "other"); on seeds 0
+    and 2 the collapse came after the sloppy run had first gained as the main run did (above its
+    start by more than 0.15 at step 124, below 0.3 at step 186), on seed 1 it fell from the first
+    evaluation on."""
     for seed, r in RECORD["runs"].items():
         main = r["arith_main"]
         both = main["both_orders"]["both_heldout"]
@@ -171,14 +172,62 @@ def test_each_record_names_the_clean_commit_and_the_lab_code_it_ran():
     the commit, as a shallow clone does)."""
     import subprocess
 
+    missing = []
     for rec in (RECORD, REPLICATION):
         commit = rec["git"]["commit"]
         assert rec["git"]["dirty"] is False, rec["command"]
         known = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT,
                                capture_output=True).returncode == 0  # fmt: skip
         if not known:
-            pytest.skip(f"commit {commit[:7]} is not in this checkout")
+            missing.append(commit[:7])
+            continue
         assert mlr.lab_code_sha256(commit) == rec["lab_code_sha256"], rec["command"]
+    if missing:
+        pytest.skip(f"commits {missing} are not in this checkout")
+
+
+def test_the_k8_tally_counts_gains_ties_and_losses_apart():
+    import copy
+
+    def tally(diffs) -> str:
+        rep = copy.deepcopy(REPLICATION)
+        for x, d in zip(rep["runs"].values(), diffs):
+            x["sweep_K8"]["rates"]["strict"]["diff"] = d
+        return next(p for p in mlr.replication_phrases(rep, RECORD) if p.startswith("over "))
+
+    assert tally([0.1, 0.1, 0.1]).endswith("and no losses")
+    assert ", 1 tie and 1 loss" in tally([0.1, 0.0, -0.1])
+    assert ", 2 ties and no losses" in tally([0.0, 0.0, 0.1])
+
+
+def test_provenance_names_what_differs_between_the_records():
+    """The replication's provenance phrase: "only the seeds and the held-out stream changed" only
+    when CPU model, kernel path, core count, lab code, versions and weights all match; otherwise
+    each difference named, and a record without a lab code hash said to lack it."""
+    import copy
+
+    same = mlr.provenance(REPLICATION, RECORD)
+    assert same.endswith("only the seeds and the held-out stream changed")
+    cases = {
+        ("machine", "cpu"): "the CPU model (the record above: ",
+        ("machine", "torch_cpu_capability"): "the kernel path (the record above: ",
+        ("machine", "cores"): "the core count (the record above: ",
+        ("lab_code_sha256",): "and the lab code changed",
+        ("versions", "torch"): "and the library versions changed",
+        ("baselm_weights_sha256",): "and BaseLM's weights changed",
+    }
+    for path, said in cases.items():
+        other = copy.deepcopy(REPLICATION)
+        node = other
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = "something else"
+        got = mlr.provenance(other, RECORD)
+        assert said in got and "only the seeds" not in got, (path, got)
+    other = copy.deepcopy(REPLICATION)
+    del other["lab_code_sha256"]
+    got = mlr.provenance(other, RECORD)
+    assert got.endswith("the lab code of one of them was not recorded") and "only" not in got
 
 
 def test_the_format_runs_score_the_whole_heldout_pool():
@@ -254,7 +303,8 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
     """The replication paragraph's claims: the main and patched runs gain measurably on every
     fresh seed (no exploit in the patched run); the sloppy run finds the exploit on every seed, its
     sloppy-rule rate rises, and on all six seeds its patched-rule pass rate ends below the patched
-    run's; the K = 8 run gains on every fresh seed."""
+    run's; the K = 8 run gains on every fresh seed and the K = 16 run has intervals on both sides
+    of 0."""
     for seed, r in REPLICATION["runs"].items():
         assert r["arith_main"]["rates"]["strict"]["ci95"][0] > 0, seed
         # "and on the prompts held out in both orders too"
@@ -273,7 +323,7 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
                                                       *REPLICATION["runs"].values()]]  # fmt: skip
     assert (sum(x["diff"] > 0 for x in k8), sum(x["diff"] < 0 for x in k8)) == (6, 0)
     assert sum(x["diff"] > 0 and x["ci95"][0] <= 0 for x in k8) == 1
-    # "the K = 16 run splits again": two fresh seeds' intervals on either side of 0
+    # "the K = 16 run disagrees with itself again, now with intervals on both sides of 0"
     k16 = {
         seed: r["sweep_K16"]["rates"]["strict"]["ci95"] for seed, r in REPLICATION["runs"].items()
     }

@@ -441,32 +441,36 @@ def _seeds(names: list[str]) -> str:
 
 def provenance(rep: dict, main: dict) -> str:
     """Where and from what the replication was made, against the main record: the CPU as the
-    machine reports it (model name and torch's kernel path), the lab code (``lab_code_sha256``),
-    the library versions and BaseLM's weights. Unless all four match, the phrase names what
-    differs or was not recorded besides the seeds and the held-out stream."""
-    m = rep["machine"]
+    machine reports it (model name, torch's kernel path, core count), the lab code
+    (``lab_code_sha256``, as each record ran it), the recorded library versions (Python, torch,
+    transformers) and BaseLM's weights. Unless all match, the phrase names what differs, and
+    what was not recorded, besides the seeds and the held-out stream."""
+    m, m0 = rep["machine"], main["machine"]
     where = f"made on {m['cpu']} ({m['torch_cpu_capability']} kernels)"
     code, code0 = rep.get("lab_code_sha256"), main.get("lab_code_sha256")
-    same = {
-        "cpu": m == main["machine"],
-        "code": bool(code) and code == code0,
-        "versions": rep["versions"] == main["versions"],
-        "weights": rep["baselm_weights_sha256"] == main["baselm_weights_sha256"],
-    }
-    if all(same.values()):
+    differs = [
+        f"the {what} (the record above: {m0.get(key)})"
+        for key, what in (("cpu", "CPU model"), ("torch_cpu_capability", "kernel path"),
+                          ("cores", "core count"))
+        if m.get(key) != m0.get(key)
+    ]  # fmt: skip
+    if code and code0 and code != code0:
+        differs.append("the lab code")
+    if rep["versions"] != main["versions"]:
+        differs.append("the library versions")
+    if rep["baselm_weights_sha256"] != main["baselm_weights_sha256"]:
+        differs.append("BaseLM's weights")
+    if not differs and code and code0:
         return (
             f"{where} from the same lab code as the record above (the notebook's code cells and "
-            f"helpers/, sha256 {code[:12]}), with the same library versions and BaseLM weights, on "
-            "a CPU reporting the same model and kernels: between the two records only the seeds "
-            "and the held-out stream changed"
+            f"helpers/ as both records ran them, sha256 {code[:12]}), with the same versions of "
+            "Python, torch and transformers and the same BaseLM weights, on a CPU reporting the "
+            "same model and kernels: between the two records only the seeds and the held-out "
+            "stream changed"
         )
-    changed = ["the seeds", "the held-out stream"]
-    changed += [] if same["cpu"] else [f"the CPU (the record above: {main['machine']['cpu']})"]
-    if not same["code"]:
-        changed.append("the lab code" if code and code0 else "the lab code (not recorded)")
-    changed += [] if same["versions"] else ["the library versions"]
-    changed += [] if same["weights"] else ["BaseLM's weights"]
-    return f"{where}; between the two records {', '.join(changed[:-1])} and {changed[-1]} changed"
+    changed = ["the seeds", "the held-out stream", *differs]
+    out = f"{where}; between the two records {', '.join(changed[:-1])} and {changed[-1]} changed"
+    return out + ("" if code and code0 else "; the lab code of one of them was not recorded")
 
 
 def replication_phrases(rep: dict, main: dict) -> list[str]:

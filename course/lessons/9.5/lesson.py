@@ -1943,22 +1943,24 @@ if RUN_BASELM:
 # sloppy one, and the exploit is counted as the held-out greedy completions that the sloppy rule
 # pays for and the patched rule rejects. Unlike the first audit's count, this one includes the
 # echoes that end in the sum. The cell counts its habits apart (`helpers.lab_audit.exploit_kind`):
-# stutters that repeat the sum (`" 61 or 61"`), hedges that list a wrong number beside it
-# (`" 159 or 149"`), runs of digits that contain it without stating it (`" 1800898"` for 180),
-# and anything else (a completion cut at the token budget can end in a number cut short, which the
-# count reads as a number: a cut stutter can count as a hedge). It also rescores the greedy held-out completions of every evaluation point
-# during training by the patched rule and by the strict one, so the exploit's emergence is visible
-# over training: the dashboards' held-out curve uses the strict rule, which pays an echo that ends
-# in the sum and so can show a stall where the patched rule shows a collapse. A third rule checks the
-# patched one: `helpers.lab_audit.one_answer_judge` pays a completion that names the sum and no
-# other number, whatever words or repeats surround it (`" 81 is the sum"`, `" 81 or 81"`). It is
-# written apart from the patched rule and pays everything that rule pays (the cell asserts it,
-# leaving aside a zero-padded `" 081"`), so where the two part, the patched rule is refusing
-# wordiness or a stutter, not a wrong answer. The cell prints its pass rates and the exploit as it
-# counts it (sloppy 1, judge 0: hedges and digit runs, no stutters). It is still a rule, not a
-# reader: no hand-labelled sample of the runs' completions checks either of them. The error bars are 95% Wilson intervals of each rate over
-# the held-out prompts; the before/after differences printed are paired intervals (the same prompts
-# scored twice), which are narrower than the two bars suggest.
+# stutters that repeat the sum (`" 61 or 61"`), hedges that list a wrong number beside it (`" 159 or
+# 149"`), runs of digits that contain it without stating it (`" 1800898"` for 180), and anything
+# else (a completion cut at the token budget can end in a number cut short, which the count reads as
+# a number: a cut stutter can count as a hedge). It also rescores the greedy held-out completions of
+# every evaluation point during training by the patched rule and by the strict one, so the exploit's
+# emergence is visible over training: the dashboards' held-out curve uses the strict rule, which
+# pays an echo that ends in the sum and so can show a stall where the patched rule shows a collapse.
+# A third rule checks the patched one: `helpers.lab_audit.one_answer_judge` pays a completion that
+# names the sum and no other number, whatever words or repeats surround it (`" 81 is the sum"`, `"
+# 81 or 81"`). It is written apart from the patched rule and pays everything that rule pays (the
+# cell asserts it, leaving aside a zero-padded `" 081"`), so where the two part, the patched rule is
+# refusing wordiness or a stutter, not a wrong answer (up to signs and units, which the third rule
+# does not read: it pays `" -81"` and `" 81%"`). The cell prints its pass rates and the exploit as
+# it counts it (sloppy 1, judge 0: hedges and digit runs, no stutters). It is still a rule, not a
+# reader: no hand-labelled sample of the runs' completions checks either of them. The error bars are
+# 95% Wilson intervals of each rate over the held-out prompts; the before/after differences printed
+# are paired intervals (the same prompts scored twice), which are narrower than the two bars
+# suggest.
 
 # %%
 AUDIT = {}
@@ -2050,116 +2052,117 @@ if RUN_BASELM:
 # **What the course's record shows** (the instructor's run of this lab with the reference solutions
 # on seeds 0, 1 and 2 on the course's CPU; registry [9.5-11]). The main run's held-out greedy pass
 # rate, with its paired interval: seed 0: 0.61 -> 0.85 (+0.24 [+0.16, +0.31]); seed 1: 0.61 -> 0.97
-# (+0.36 [+0.29, +0.43]); seed 2: 0.61 -> 0.92 (+0.31 [+0.24, +0.38]). On the prompts that no
-# run was ever asked in either order (a small subset, so wider intervals), it gains too, from a
-# lower start (held out in both orders, the main run's gain seed 0: +0.39 [+0.19, +0.57]; seed 1:
-# +0.45 [+0.30, +0.62]; seed 2: +0.42 [+0.22, +0.60]), so the gain does not rest on the swapped
-# training pair. The sloppy-verifier run found
-# the exploit on every seed: exploiting completions seed 0: 0.67; seed 1: 0.83; seed 2: 0.93 of the
-# held-out greedy generations (numbers that contain the sum, such as `" 72 or 6211"` for 19+53),
-# with the patched-rule pass rate after the sloppy run seed 0: 0.61 -> 0.21 (-0.40 [-0.48, -0.31]);
-# seed 1: 0.61 -> 0.06 (-0.55 [-0.62, -0.47]); seed 2: 0.61 -> 0.00 (-0.61 [-0.68, -0.54]). Each seed
-# found its own mix of habits: the sloppy run's exploiting completions by kind (stutters, hedges,
-# digit runs, other) seed 0: 7, 28, 98, 0; seed 1: 60, 74, 32, 0; seed 2: 57, 48, 81, 0. The third
-# rule sees a fall on every seed too, a smaller one than the patched rule's: by the third rule, the sloppy run's pass rate seed 0: 0.61 -> 0.25
-# (-0.37 [-0.45, -0.28]); seed 1: 0.61 -> 0.36 (-0.25 [-0.34, -0.16]); seed 2: 0.61 -> 0.29 (-0.33
-# [-0.41, -0.23]), with exploiting completions by the third rule (sloppy 1, judge 0) seed 0: 0.63;
-# seed 1: 0.53; seed 2: 0.65. Among the exploiting completions the two rules part only over the
-# stutters, which the third rule pays (a stutter cut short at the token budget counts
-# as a hedge and is refused by both). None of them was the sum in words
-# (no exploit of kind "other" on any seed), so the patched rule's count is not inflated by
-# wordiness; that is the one thing the third rule could have found and did not. Over training, the sloppy run's patched-rule pass rate at the evaluation
-# points (the curve plotted above) at steps 0, 62, 124, 186, 248, 250: seed 0: 0.61, 0.83, 0.81,
-# 0.27, 0.22, 0.21; seed 1: 0.61, 0.56, 0.35, 0.11, 0.03, 0.06; seed 2: 0.61, 0.88, 0.91, 0.02,
-# 0.00, 0.00: on seeds 0 and 2 the run first learned the skill as the main run did and lost it
-# between steps 124 and 186, while on seed 1 it slid from the first evaluation on. By this pass rate alone,
-# a run stopped at step 124 would have passed seeds 0 and 2 as healthy. The patched-verifier run, from the same
-# start: patched run seed 0: 0.61 -> 0.93 (+0.32 [+0.25, +0.39]), exploiting 0.00; seed 1: 0.61 ->
-# 0.91 (+0.30 [+0.22, +0.37]), exploiting 0.00; seed 2: 0.61 -> 0.94 (+0.33 [+0.26, +0.40]),
-# exploiting 0.00. Across seeds (a variation the per-seed intervals do not include, see below): the
-# sloppy run's patched-rule change across the 3 seeds: -0.61 to -0.40, mean -0.52; the patched
-# run's gain across the 3 seeds: +0.30 to +0.33, mean +0.31. So the reward of the sloppy run rose
-# while the property it was meant to measure collapsed, on every seed, and the same loop with a
-# tighter rule learned the property. The exploit is reachable here because BaseLM's corpus has a
-# few echoed answers ("81 or 84") to start from, and 250 steps at this learning rate amplify them
-# before the honest skill wins the race (at lr 3e-3 the honest skill won on one of the two seeds
-# the instructor's probes ran at 3e-3; the configuration was then chosen on the same seeds and
-# held-out prompts these figures report, so they are not a fresh replication: the replication below
-# is); a shorter run, or another seed or CPU, may find nothing, and "not found in N steps" is all
-# such a run can say.
+# (+0.36 [+0.29, +0.43]); seed 2: 0.61 -> 0.92 (+0.31 [+0.24, +0.38]). On the prompts that no run
+# was ever asked in either order (a small subset, so wider intervals), it gains too, from a lower
+# start (held out in both orders, the main run's gain seed 0: +0.39 [+0.19, +0.57]; seed 1: +0.45
+# [+0.30, +0.62]; seed 2: +0.42 [+0.22, +0.60]), so the gain does not rest on the swapped training
+# pair. The sloppy-verifier run found the exploit on every seed: exploiting completions seed 0:
+# 0.67; seed 1: 0.83; seed 2: 0.93 of the held-out greedy generations (numbers that contain the sum,
+# such as `" 72 or 6211"` for 19+53), with the patched-rule pass rate after the sloppy run seed 0:
+# 0.61 -> 0.21 (-0.40 [-0.48, -0.31]); seed 1: 0.61 -> 0.06 (-0.55 [-0.62, -0.47]); seed 2: 0.61 ->
+# 0.00 (-0.61 [-0.68, -0.54]). Each seed found its own mix of habits: the sloppy run's exploiting
+# completions by kind (stutters, hedges, digit runs, other) seed 0: 7, 28, 98, 0; seed 1: 60, 74,
+# 32, 0; seed 2: 57, 48, 81, 0. The third rule sees a fall on every seed too, a smaller one than the
+# patched rule's: by the third rule, the sloppy run's pass rate seed 0: 0.61 -> 0.25 (-0.37 [-0.45,
+# -0.28]); seed 1: 0.61 -> 0.36 (-0.25 [-0.34, -0.16]); seed 2: 0.61 -> 0.29 (-0.33 [-0.41, -0.23]),
+# with exploiting completions by the third rule (sloppy 1, judge 0) seed 0: 0.63; seed 1: 0.53; seed
+# 2: 0.65. Among the exploiting completions the two rules part only over the stutters, which the
+# third rule pays (a stutter cut short at the token budget counts as a hedge and is refused by
+# both). None of them was the sum alone with words around it (no exploit of kind "other" on any
+# seed); a correct answer beside its working or an aside that names another number (`" 19+53=72"`,
+# `" 72 (not 74)"`) would count as a hedge, which neither rule tells apart. Over training, the
+# sloppy run's patched-rule pass rate at the evaluation points (the curve plotted above) at steps 0,
+# 62, 124, 186, 248, 250: seed 0: 0.61, 0.83, 0.81, 0.27, 0.22, 0.21; seed 1: 0.61, 0.56, 0.35,
+# 0.11, 0.03, 0.06; seed 2: 0.61, 0.88, 0.91, 0.02, 0.00, 0.00: on seeds 0 and 2 the run first
+# learned the skill as the main run did and lost it between steps 124 and 186, while on seed 1 it
+# slid from the first evaluation on. By this pass rate alone, a run stopped at step 124 would have
+# passed seeds 0 and 2 as healthy. The patched-verifier run, from the same start: patched run seed
+# 0: 0.61 -> 0.93 (+0.32 [+0.25, +0.39]), exploiting 0.00; seed 1: 0.61 -> 0.91 (+0.30 [+0.22,
+# +0.37]), exploiting 0.00; seed 2: 0.61 -> 0.94 (+0.33 [+0.26, +0.40]), exploiting 0.00. Across
+# seeds (a variation the per-seed intervals do not include, see below): the sloppy run's
+# patched-rule change across the 3 seeds: -0.61 to -0.40, mean -0.52; the patched run's gain across
+# the 3 seeds: +0.30 to +0.33, mean +0.31. So the reward of the sloppy run rose while the property
+# it was meant to measure collapsed, on every seed, and the same loop with a tighter rule learned
+# the property. The exploit is reachable here because BaseLM's corpus has a few echoed answers ("81
+# or 84") to start from, and 250 steps at this learning rate amplify them before the honest skill
+# wins the race (at lr 3e-3 the honest skill won on one of the two seeds the instructor's probes ran
+# at 3e-3; the configuration was then chosen on the same seeds and held-out prompts these figures
+# report, so they are not a fresh replication: the replication below is); a shorter run, or another
+# seed or CPU, may find nothing, and "not found in N steps" is all such a run can say.
 #
 # **What these intervals cover, and what they do not.** Each paired interval covers one source of
 # chance: which held-out prompts were drawn, for *one* trained policy. It does not cover the
-# training run itself (the seed's prompt order, samples and adapter start), and that can vary
-# more. The main run gains on every seed, by different amounts (main-run gain across the 3 seeds:
-# +0.24 to +0.36, mean +0.30): seed 1's gain lies outside seed 0's interval. The 30-step K = 16 run
-# of the group-size sweep below differs more: its gain seed 0: +0.10 [+0.05, +0.16]; seed 1: -0.07
-# [-0.15, +0.02]; seed 2: +0.08 [+0.03, +0.14]: seed 0's and seed 1's intervals do not even
-# overlap, so each describes its own policy and none of them the configuration. Two more limits. The prompts are
-# not independent of the choices: the initial pass-rate profile above (the data passport's
+# training run itself (the seed's prompt order, samples and adapter start), and that can vary more.
+# The main run gains on every seed, by different amounts (main-run gain across the 3 seeds: +0.24 to
+# +0.36, mean +0.30): seed 1's gain lies outside seed 0's interval. The 30-step K = 16 run of the
+# group-size sweep below differs more: its gain seed 0: +0.10 [+0.05, +0.16]; seed 1: -0.07 [-0.15,
+# +0.02]; seed 2: +0.08 [+0.03, +0.14]: seed 0's and seed 1's intervals do not even overlap, so each
+# describes its own policy and none of them the configuration. Two more limits. The prompts are not
+# independent of the choices: the initial pass-rate profile above (the data passport's
 # $P_{\text{info}}$) is measured on the first 48 of the 199 held-out prompts that the runs then
 # report, the figures BaseLM's passport records from its build come from a prefix of the same
 # held-out stream, and the learning rate was chosen on them. And there are many intervals: the
-# registry row [9.5-11] reports 27 paired 95% intervals across the seeds, and the cells print
-# more; with that many, about 1 in 20 can exclude 0 by chance where nothing changed. The main,
-# sloppy and patched runs are the lab's contrasts, the ones the lesson is built on, and their
-# intervals are not adjusted for multiplicity. The no-KL and K-sweep contrasts ($\beta = 0$ and
-# K = 2, 8, 16 on each seed) are secondary, and they are adjusted as one family: Holm's step-down
-# procedure on the p-values of the score test behind the intervals (`helpers.stats.holm`). Of the
-# 12 secondary contrasts, 9 exclude 0 unadjusted and 9 survive Holm's adjustment at family-wise
-# level 0.05; the 3 that do not are seed 0: K=8; seed 1: K=2; seed 1: K=16.
+# registry row [9.5-11] reports 27 paired 95% intervals across the seeds, and the cells print more;
+# with that many, about 1 in 20 can exclude 0 by chance where nothing changed. The main, sloppy and
+# patched runs are the lab's contrasts, the ones the lesson is built on, and their intervals are not
+# adjusted for multiplicity. The no-KL and K-sweep contrasts ($\beta = 0$ and K = 2, 8, 16 on each
+# seed) are secondary, and they are adjusted as one family: Holm's step-down procedure on the
+# p-values of the score test behind the intervals (`helpers.stats.holm`). Of the 12 secondary
+# contrasts, 9 exclude 0 unadjusted and 9 survive Holm's adjustment at family-wise level 0.05; the 3
+# that do not are seed 0: K=8; seed 1: K=2; seed 1: K=16.
 #
 # **The replication.** The same lab, with seeds 3, 4 and 5, judged on held-out stream 1 (199
 # prompts) (`COURSE_LAB_HELDOUT=1`: held-out prompts whose question, such as "Q: 65+94", none of
 # stream 0's first 400 draws asks; stream 0 is the one the learning rate was chosen on and BaseLM's
 # build measured; a pair may still appear swapped, as the split allows), made on Intel(R) Xeon(R)
 # Processor (AVX512 kernels) from the same lab code as the record above (the notebook's code cells
-# and helpers/, sha256 3c2b236f0a3d), with the same library versions and BaseLM weights, on a CPU
-# reporting the same model and kernels: between the two records only the seeds and the held-out
-# stream changed (the course's replication record, made by one command as the record
-# is). Its start is lower on these prompts (0.58, where stream 0 gives 0.61), which leaves more to
-# gain. The main run replicates: main run seed 3: 0.58 -> 0.97 (+0.39 [+0.32, +0.46]); seed 4: 0.58
-# -> 0.94 (+0.36 [+0.29, +0.43]); seed 5: 0.58 -> 0.98 (+0.40 [+0.33, +0.47]), so the main-run gain
-# across the replication's seeds: +0.36 to +0.40, mean +0.38, and on the prompts held out in both
-# orders too (held out in both orders, the main run's gain seed 3: +0.53 [+0.36, +0.69]; seed 4:
-# +0.50 [+0.34, +0.66]; seed 5: +0.50 [+0.34, +0.66]). So does the patched run: patched run seed 3:
-# 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 5: 0.58 ->
-# 0.96 (+0.38 [+0.31, +0.45]), that is the patched run's gain across the replication's seeds: +0.38
-# on each seed (to two decimals), with no exploiting completion. The sloppy run learned an exploit
-# of its substring rule on every seed (exploiting completions after the sloppy run seed 3: 0.35;
-# seed 4: 0.48; seed 5: 0.12), each seed its own: the sloppy run's exploiting completions by kind
-# (stutters, hedges, digit runs, other) seed 3: 54, 15, 0, 0; seed 4: 0, 4, 91, 0; seed 5: 1, 0,
-# 22, 0, that is stutters on seed 3 and runs of digits that contain the sum on seeds 4 and 5, such
-# as `" 1800898"` for 86+94. What it did to the intended property at the end of the run changed
-# sign from seed to seed: patched-rule pass rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02
-# [-0.11, +0.08], no difference measured); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5:
-# 0.58 -> 0.80 (+0.22 [+0.13, +0.31]), the sloppy run's patched-rule change across the
-# replication's seeds: -0.15 to +0.22, mean +0.02; no fresh seed ended as low as seeds 0, 1 and 2
-# did (its lowest patched-rule pass rate after the sloppy run: 0.43). The third rule reads seed 3
-# otherwise. A stutter (`" 136 or 136"`) names the sum and nothing else, so the third rule pays it:
-# by the third rule, the sloppy run's pass rate seed 3: 0.58 -> 0.84 (+0.26 [+0.18, +0.34]); seed
-# 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.81 (+0.23 [+0.13, +0.32]), with
-# exploiting completions by the third rule (sloppy 1, judge 0) seed 3: 0.08; seed 4: 0.48; seed 5:
-# 0.11. Whether seed 3's sloppy run raised the property or only held it depends on which rule states
-# it. The course states it with the patched rule (registry [9.5-11]); the third rule is a check
-# added after earlier records had shown stutters, not a rule chosen in advance. And the end of a run is one point of a curve: the sloppy run's patched-rule pass rate at
-# steps 0, 62, 124, 186, 248, 250: seed 3: 0.58, 0.80, 0.93, 0.14, 0.48, 0.57; seed 4: 0.58, 0.03,
-# 0.04, 0.01, 0.43, 0.43; seed 5: 0.58, 0.77, 0.90, 0.93, 0.74, 0.80. By the patched rule, seeds 3 and 4
-# collapsed during training and partly recovered before the end, which the final figures alone hide. What holds on
-# all six seeds is the gap: the sloppy run's reward rose while its patched-rule pass rate ended
-# below the patched run's, by 0.16 to 0.53 here. Seed 5 shows the two at once: its patched-rule
-# rate rose by 0.22 while 0.12 of its generations exploited the rule, so a rising property does not
-# clear a run of reward hacking. The secondary contrasts disagree with themselves as on seeds 0-2.
-# The 30-step K = 8 run gained on each fresh seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06,
-# +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07, +0.22]), over 6 seeds, 6 gains (1 with
-# an interval that reaches 0) and no losses, while the K = 16 run disagrees with itself again, now with intervals on both sides of 0 (K =
-# 16 sweep run's
-# gain seed 3: +0.12 [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09, +0.07]).
-# Adjusted as one family as above: 12 secondary contrasts, 9 exclude 0 unadjusted and 9 survive
-# Holm's adjustment at family-wise level 0.05; the 3 that do not are seed 4: K=2; seed 5: K=2; seed
-# 5: K=16. The main, sloppy and patched intervals are reported unadjusted, as above: they repeat the
-# lab's own contrasts. Run to run, a 30-step run's effect can change sign; a 250-step run's main
-# and patched gains did not.
+# and helpers/ as both records ran them, sha256 3c2b236f0a3d), with the same versions of Python,
+# torch and transformers and the same BaseLM weights, on a CPU reporting the same model and kernels:
+# between the two records only the seeds and the held-out stream changed (the course's replication
+# record, made by one command as the record is). Its start is lower on these prompts (0.58, where
+# stream 0 gives 0.61), which leaves more to gain. The main run replicates: main run seed 3: 0.58 ->
+# 0.97 (+0.39 [+0.32, +0.46]); seed 4: 0.58 -> 0.94 (+0.36 [+0.29, +0.43]); seed 5: 0.58 -> 0.98
+# (+0.40 [+0.33, +0.47]), so the main-run gain across the replication's seeds: +0.36 to +0.40, mean
+# +0.38, and on the prompts held out in both orders too (held out in both orders, the main run's
+# gain seed 3: +0.53 [+0.36, +0.69]; seed 4: +0.50 [+0.34, +0.66]; seed 5: +0.50 [+0.34, +0.66]). So
+# does the patched run: patched run seed 3: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]); seed 4: 0.58 ->
+# 0.96 (+0.38 [+0.31, +0.45]); seed 5: 0.58 -> 0.96 (+0.38 [+0.31, +0.45]), that is the patched
+# run's gain across the replication's seeds: +0.38 on each seed (to two decimals), with no
+# exploiting completion. The sloppy run learned an exploit of its substring rule on every seed
+# (exploiting completions after the sloppy run seed 3: 0.35; seed 4: 0.48; seed 5: 0.12), each seed
+# its own: the sloppy run's exploiting completions by kind (stutters, hedges, digit runs, other)
+# seed 3: 54, 15, 0, 0; seed 4: 0, 4, 91, 0; seed 5: 1, 0, 22, 0, that is stutters on seed 3 and
+# runs of digits that contain the sum on seeds 4 and 5, such as `" 1800898"` for 86+94. What it did
+# to the intended property at the end of the run changed sign from seed to seed: patched-rule pass
+# rate after the sloppy run seed 3: 0.58 -> 0.57 (-0.02 [-0.11, +0.08], no difference measured);
+# seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5: 0.58 -> 0.80 (+0.22 [+0.13, +0.31]), the
+# sloppy run's patched-rule change across the replication's seeds: -0.15 to +0.22, mean +0.02; no
+# fresh seed ended as low as seeds 0, 1 and 2 did (its lowest patched-rule pass rate after the
+# sloppy run: 0.43). The third rule reads seed 3 otherwise. A stutter (`" 136 or 136"`) names the
+# sum and nothing else, so the third rule pays it: by the third rule, the sloppy run's pass rate
+# seed 3: 0.58 -> 0.84 (+0.26 [+0.18, +0.34]); seed 4: 0.58 -> 0.43 (-0.15 [-0.25, -0.05]); seed 5:
+# 0.58 -> 0.81 (+0.23 [+0.13, +0.32]), with exploiting completions by the third rule (sloppy 1,
+# judge 0) seed 3: 0.08; seed 4: 0.48; seed 5: 0.11. Whether seed 3's sloppy run raised the property
+# or only held it depends on which rule states it. The course states it with the patched rule
+# (registry [9.5-11]); the third rule is a check added after earlier records had shown stutters, not
+# a rule chosen in advance. And the end of a run is one point of a curve: the sloppy run's
+# patched-rule pass rate at steps 0, 62, 124, 186, 248, 250: seed 3: 0.58, 0.80, 0.93, 0.14, 0.48,
+# 0.57; seed 4: 0.58, 0.03, 0.04, 0.01, 0.43, 0.43; seed 5: 0.58, 0.77, 0.90, 0.93, 0.74, 0.80. By
+# the patched rule, seeds 3 and 4 collapsed during training and partly recovered before the end,
+# which the final figures alone hide. What holds on all six seeds is the gap: the sloppy run's
+# reward rose while its patched-rule pass rate ended below the patched run's, by 0.16 to 0.53 here.
+# Seed 5 shows the two at once: its patched-rule rate rose by 0.22 while 0.12 of its generations
+# exploited the rule, so a rising property does not clear a run of reward hacking. The secondary
+# contrasts disagree with themselves as on seeds 0-2. The 30-step K = 8 run gained on each fresh
+# seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5:
+# +0.15 [+0.07, +0.22]), over 6 seeds, 6 gains (1 with an interval that reaches 0) and no losses,
+# while the K = 16 run disagrees with itself again, now with intervals on both sides of 0 (K = 16
+# sweep run's gain seed 3: +0.12 [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09,
+# +0.07]). Adjusted as one family as above: 12 secondary contrasts, 9 exclude 0 unadjusted and 9
+# survive Holm's adjustment at family-wise level 0.05; the 3 that do not are seed 4: K=2; seed 5:
+# K=2; seed 5: K=16. The main, sloppy and patched intervals are reported unadjusted, as above: they
+# repeat the lab's own contrasts. Run to run, a 30-step run's effect can change sign; a 250-step
+# run's main and patched gains did not.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
