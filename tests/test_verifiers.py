@@ -541,13 +541,26 @@ def test_every_symbol_on_either_side_refuses_the_reading():
     assert not paid, paid[:20]
 
 
+# the signs the number grammar reads glued to the digits that are symbols too (+ and - are ASCII)
+GLUED_SIGNS = [c for c in SYMBOLS if V._NUMBER_FULL.fullmatch(f"{c}5")]
+
+
+def test_the_only_glued_sign_among_the_symbols_is_the_minus_sign():
+    assert GLUED_SIGNS == ["\u2212"]
+    assert cat("\u22120", "0") == "correct" and cat("\u22125", "5") == "wrong"
+    assert cat("\u22125", "-5") == "correct" and cat("\u2212 5", "5") == "parse_error"
+
+
 @FUZZ
 @given(symbol=st.sampled_from(SYMBOLS), gap=SPACES, n=ANSWER, lead=LEAD)
 def test_no_symbol_nobody_listed_stands_next_to_the_number(symbol, gap, n, lead):
     """The allow-list closes the class: any mathematical or other symbol, any number form, on
     either side (spaces allowed), refuses the reading, except the listed arrows of "so" before it
-    and typographic dashes after it."""
-    if symbol not in V._LEFT_OK:
+    and typographic dashes after it, and the minus sign U+2212 glued to the digits, which is the
+    number's sign (the grammar's rule: "\u22125" reads as -5, so "\u22120" is 0)."""
+    if symbol in GLUED_SIGNS and gap == "":
+        assert cat(f"{lead}{symbol}{n}", n) == ("correct" if int(n) == 0 else "wrong"), symbol
+    elif symbol not in V._LEFT_OK:
         assert cat(f"{lead}{symbol}{gap}{n}", n) == "parse_error", symbol
     if symbol not in V._DASHES or symbol in V._MINUS_LIKE:
         assert cat(f"{lead}{n}{gap}{symbol}", n) == "parse_error", symbol
