@@ -2084,11 +2084,12 @@ if RUN_BASELM:
 # the 3 seeds: +0.30 to +0.33, mean +0.31. So the reward of the sloppy run rose while the property
 # it was meant to measure collapsed, on every seed, and the same loop with a tighter rule learned
 # the property. The exploit is reachable here because BaseLM's corpus has a few echoed answers ("81
-# or 84") to start from, and 250 steps at this learning rate amplify them before the honest skill
-# wins the race (at lr 3e-3 the honest skill won on one of the two seeds the instructor's probes ran
-# at 3e-3; the configuration was then chosen on the same seeds and held-out prompts these figures
-# report, so they are not a fresh replication: the replication below is); a shorter run, or another
-# seed or CPU, may find nothing, and "not found in N steps" is all such a run can say.
+# or 84") to start from, and 250 steps at this learning rate give them time to overtake the honest
+# skill, even after it has first risen as on seeds 0 and 2 (at lr 3e-3 the honest skill won on one
+# of the two seeds the instructor's probes ran at 3e-3; the configuration was then chosen on the
+# same seeds and held-out prompts these figures report, so they are not a fresh replication: the
+# replication below is); a shorter run, or another seed or CPU, may find nothing, and "not found in
+# N steps" is all such a run can say.
 #
 # **What these intervals cover, and what they do not.** Each paired interval covers one source of
 # chance: which held-out prompts were drawn, for *one* trained policy. It does not cover the
@@ -2152,8 +2153,8 @@ if RUN_BASELM:
 # which the final figures alone hide. What holds on all six seeds is the gap: the sloppy run's
 # reward rose while its patched-rule pass rate ended below the patched run's, by 0.16 to 0.53 here.
 # Seed 5 shows the two at once: its patched-rule rate rose by 0.22 while 0.12 of its generations
-# exploited the rule, so a rising property does not clear a run of reward hacking. The secondary
-# contrasts disagree with themselves as on seeds 0-2. The 30-step K = 8 run gained on each fresh
+# exploited the rule, so a rising property does not clear a run of reward hacking. Some secondary
+# contrasts disagree with themselves, as on seeds 0-2. The 30-step K = 8 run gained on each fresh
 # seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5:
 # +0.15 [+0.07, +0.22]), over 6 seeds, 6 gains (1 with an interval that reaches 0) and no losses,
 # while the K = 16 run disagrees with itself again, now with intervals on both sides of 0 (K = 16
