@@ -12,6 +12,8 @@
    notebooks run cell by cell in one plain kernel, and the test cells the base lacks are run there
    in full, visible and hidden tests together, as the base would have run them. ``like for like``
    compares plain with the base plus that extra work.
+   Per lesson also: the CPU time of the verdict process's imports alone (a fresh process that
+   makes them and exits, ``--reps`` times), set against what plain adds to the base.
 3. Classes: for each LESSON[:SIZE] of ``--class-lesson`` (default 9.1 and 9.5), SIZE (default
    ``--class-size``) reference submissions graded by ``course.grading.runner.autograde`` on 2
    workers, base and today alternating ``--class-reps`` times, wall and CPU time (today's
@@ -35,6 +37,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -190,6 +193,22 @@ def _verdict_imports(lesson: str) -> str:
     return preamble(lesson) + TRUSTED_WARM.get(lesson, "")
 
 
+def _warm_cpu(code: Path, lesson: str) -> float:
+    """CPU seconds of a fresh process that starts as the lesson's verdict process does, makes its
+    imports (``verdict.warm``) and exits at once (no interpreter teardown), run alone: the fixed
+    cost a single grading pays for running the tests outside the kernel (a class run pays it
+    once, in its warm process)."""
+    from course.grading.zygote import verdict_env
+
+    prog = ("import os\nfrom course.grading.verdict import one_thread, warm\n"
+            f"one_thread()\nwarm({lesson!r})\nos._exit(0)\n")  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", prog], cwd=code, env=verdict_env(), check=True,
+                   capture_output=True)  # fmt: skip
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def _execute(kc, src: str, what: str) -> float:
     """Seconds to run ``src`` in the kernel; stop the benchmark unless it ran without error."""
     t0 = time.perf_counter()
@@ -317,6 +336,7 @@ def measure(base: str, reps: int, class_size: int, class_lesson: str, class_reps
                                     for k, v in _split(old, lesson, reps).items()}  # fmt: skip
                     log(f"bench_verdict: {lesson} split {row['split']}")
                 row["verdict_imports"] = _verdict_imports(lesson)
+                row["verdict_warm_cpu"] = [round(_warm_cpu(ROOT, lesson), 3) for _ in range(reps)]
                 rec["lessons"][lesson] = row
             rec["classes"] = []
             for c_lesson, c_size in classes:
@@ -361,6 +381,21 @@ def _paired(rec_row: dict, num: str, den: str, kind: str = "wall") -> list[float
 
 def _range(xs: list[float]) -> str:
     return f"{_med(xs):.2f}x ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def _warm_share(r: dict) -> str:
+    """The sentence on how much of plain's added CPU time the verdict's imports alone take."""
+    warm = r.get("verdict_warm_cpu")
+    c_base, c_plain = _med(r["cpu"]["base"]), _med(r["cpu"]["plain"])
+    if not warm or c_plain <= c_base:
+        return ""
+    w = _med(warm)
+    return (
+        f" Those imports alone (a fresh process that starts as the verdict does, makes only its "
+        f"imports and exits, median of {len(warm)}) take {w:.1f} CPU s, {w / (c_plain - c_base):.0%} of the "
+        f"{c_plain - c_base:.1f} CPU s that plain adds to the base (medians); less them, plain/base "
+        f"would be {(c_plain - w) / c_base:.2f}x in CPU."
+    )
 
 
 def verdict_on_goal(ratios: list[float], goal: float, cpu: list[float] | None = None) -> str:
@@ -495,6 +530,7 @@ def render(rec: dict) -> str:
                 f"{_standing(pb, goal, pbc)} in wall time, {_standing(pbc, goal)} in CPU time."
                 + (f" Its verdict process imports {' and '.join(heavy)} for the tests' own "
                    "references, which the kernel has imported already." if heavy else "")
+                + _warm_share(r)
                 + (" In a class run those imports are made once per class (below)."
                    if heavy and any(c["lesson"] == lesson for c in rec.get("classes", []))
                    else "")

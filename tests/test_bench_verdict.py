@@ -197,3 +197,21 @@ def test_an_old_record_with_one_class_still_renders_without_the_warm_process():
     rec["class"] = rec.pop("classes")[0]
     text = bv.render(rec)
     assert "**Class run, 9.1.**" in text and "zygote" not in text and "One lesson only" in text
+
+
+def test_the_verdicts_own_imports_are_set_against_what_plain_adds():
+    row = _row([10.0] * 5, [15.0] * 5)  # plain adds 5 CPU s, over the goal
+    row["verdict_imports"] = "import torch\nfrom transformers import LlamaConfig\n"
+    row["verdict_warm_cpu"] = [3.3, 3.5, 3.4, 3.6, 3.2]
+    text = bv.render(_synthetic({"9.5": row}))
+    assert "imports torch and transformers for the tests' own references" in text, text
+    # median 3.4 of the 5.0 added: 68%; less them, (15 - 3.4) / 10 = 1.16x
+    assert (
+        "exits, median of 5) take 3.4 CPU s, 68% of the 5.0 CPU s that plain adds to the base (medians); "
+        "less them, plain/base would be 1.16x in CPU." in text
+    ), text
+    row["cpu"]["plain"] = [9.0] * 5  # plain adds nothing: no share to state
+    assert "Those imports alone" not in bv.render(_synthetic({"9.5": row}))
+    del row["verdict_warm_cpu"]  # an older record: rendered without the sentence
+    row["cpu"]["plain"] = [15.0] * 5
+    assert "Those imports alone" not in bv.render(_synthetic({"9.5": row}))
