@@ -12,8 +12,8 @@
    notebooks run cell by cell in one plain kernel, and the test cells the base lacks are run there
    in full, visible and hidden tests together, as the base would have run them. ``like for like``
    compares plain with the base plus that extra work.
-   Per lesson also: the CPU time of the verdict process's imports alone (a fresh process that
-   makes them and exits, ``--reps`` times), set against what plain adds to the base.
+   Per lesson also: the CPU time of the verdict process's start-up alone (a fresh process that
+   makes its imports, reads the tests and exits, ``--reps`` times), set against what plain adds.
 3. Classes: for each LESSON[:SIZE] of ``--class-lesson`` (default 9.1 and 9.5), SIZE (default
    ``--class-size``) reference submissions graded by ``course.grading.runner.autograde`` on 2
    workers, base and today alternating ``--class-reps`` times, wall and CPU time (today's
@@ -185,6 +185,9 @@ def _test_ids(code: Path, lesson: str) -> set[str]:
     return {m["grade_id"] for m, _ in _cells(code, lesson) if m}
 
 
+HEAVY = ("torch", "transformers")  # the imports a verdict process may make that cost seconds
+
+
 def _verdict_imports(lesson: str) -> str:
     """What the lesson's verdict process imports before its tests (verdict.warm's code)."""
     from course.build_lessons import TRUSTED_WARM
@@ -194,18 +197,25 @@ def _verdict_imports(lesson: str) -> str:
 
 
 def _warm_cpu(code: Path, lesson: str) -> float:
-    """CPU seconds of a fresh process that starts as the lesson's verdict process does, makes its
-    imports (``verdict.warm``) and exits at once (no interpreter teardown), run alone: the fixed
-    cost a single grading pays for running the tests outside the kernel (a class run pays it
-    once, in its warm process)."""
+    """CPU seconds of a fresh process that starts as the lesson's verdict process does (Python,
+    ``course.grading.verdict``), makes its imports and reads the lesson's tests (``verdict.warm``)
+    and exits at once (no interpreter teardown, which the real process pays), run alone: the fixed
+    start-up a single grading pays for running the tests outside the kernel (a class run pays it
+    once, in its warm process). Its own CPU time (RUSAGE_CHILDREN: all its threads; it starts no
+    process of its own), not the machine's; the ``prlimit`` wrapper the grader adds is left out.
+    ``warm`` swallows errors, so the program checks that the heavy imports were made."""
     from course.grading.zygote import verdict_env
 
-    prog = ("import os\nfrom course.grading.verdict import one_thread, warm\n"
-            f"one_thread()\nwarm({lesson!r})\nos._exit(0)\n")  # fmt: skip
+    heavy = [m for m in HEAVY if m in _verdict_imports(lesson)]
+    prog = ("import os, sys\nfrom course.grading.verdict import one_thread, warm\n"
+            f"one_thread()\nwarm({lesson!r})\n"
+            f"os._exit(0 if all(m in sys.modules for m in {heavy!r}) else 3)\n")  # fmt: skip
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", prog], cwd=code, env=verdict_env(), check=True,
-                   capture_output=True)  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", prog], cwd=code, env=verdict_env(),
+                         capture_output=True)  # fmt: skip
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise SystemExit(f"bench_verdict: {lesson}'s verdict start-up did not import {heavy}")
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
@@ -384,17 +394,22 @@ def _range(xs: list[float]) -> str:
 
 
 def _warm_share(r: dict) -> str:
-    """The sentence on how much of plain's added CPU time the verdict's imports alone take."""
+    """How the verdict process's start-up (``_warm_cpu``) compares with the CPU time plain adds."""
     warm = r.get("verdict_warm_cpu")
-    c_base, c_plain = _med(r["cpu"]["base"]), _med(r["cpu"]["plain"])
-    if not warm or c_plain <= c_base:
+    base, plain = r["cpu"]["base"], r["cpu"]["plain"]
+    added = _med([p - b for p, b in zip(plain, base, strict=True)])
+    if not warm or added <= 0:
         return ""
     w = _med(warm)
+    less = [(p - w) / b for p, b in zip(plain, base, strict=True)]
     return (
-        f" Those imports alone (a fresh process that starts as the verdict does, makes only its "
-        f"imports and exits, median of {len(warm)}) take {w:.1f} CPU s, {w / (c_plain - c_base):.0%} of the "
-        f"{c_plain - c_base:.1f} CPU s that plain adds to the base (medians); less them, plain/base "
-        f"would be {(c_plain - w) / c_base:.2f}x in CPU."
+        f" Its start-up alone (a fresh process that starts as the verdict does, makes those imports, "
+        f"reads the tests and exits; that process's own CPU time, run alone, median of {len(warm)}) "
+        f"takes {w:.1f} CPU s; plain adds {added:.1f} CPU s to the base (median of the paired "
+        f"differences; the machine's CPU time, a different meter)"
+        + (f", so the start-up is about {w / added:.0%} of it" if w <= added else "")
+        + f". Had the verdict process started with it done, as a class run's fork does, plain/base "
+        f"would be {_range(less)} in CPU."
     )
 
 
@@ -524,7 +539,7 @@ def render(rec: dict) -> str:
                 )
             )
         elif max(pb) > goal or _med(pbc) > goal:
-            heavy = [m for m in ("torch", "transformers") if m in r.get("verdict_imports", "")]
+            heavy = [m for m in HEAVY if m in r.get("verdict_imports", "")]
             notes.append(
                 f"**{lesson}**: plain/base {_range(pb)} wall and {_range(pbc)} CPU: "
                 f"{_standing(pb, goal, pbc)} in wall time, {_standing(pbc, goal)} in CPU time."

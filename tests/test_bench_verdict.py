@@ -199,19 +199,25 @@ def test_an_old_record_with_one_class_still_renders_without_the_warm_process():
     assert "**Class run, 9.1.**" in text and "zygote" not in text and "One lesson only" in text
 
 
-def test_the_verdicts_own_imports_are_set_against_what_plain_adds():
-    row = _row([10.0] * 5, [15.0] * 5)  # plain adds 5 CPU s, over the goal
+def test_the_verdicts_start_up_is_set_against_what_plain_adds():
+    row = _row([10.0, 12.0, 9.0, 10.0, 11.0], [14.0, 17.0, 13.0, 16.0, 15.0])  # over the goal
     row["verdict_imports"] = "import torch\nfrom transformers import LlamaConfig\n"
-    row["verdict_warm_cpu"] = [3.3, 3.5, 3.4, 3.6, 3.2]
+    row["verdict_warm_cpu"] = [3.0, 3.1, 3.4, 4.5, 5.0]  # median 3.4, mean 3.8
     text = bv.render(_synthetic({"9.5": row}))
-    assert "imports torch and transformers for the tests' own references" in text, text
-    # median 3.4 of the 5.0 added: 68%; less them, (15 - 3.4) / 10 = 1.16x
-    assert (
-        "exits, median of 5) take 3.4 CPU s, 68% of the 5.0 CPU s that plain adds to the base (medians); "
-        "less them, plain/base would be 1.16x in CPU." in text
-    ), text
-    row["cpu"]["plain"] = [9.0] * 5  # plain adds nothing: no share to state
-    assert "Those imports alone" not in bv.render(_synthetic({"9.5": row}))
+    assert "**9.5**: plain/base" in text and "imports torch and transformers" in text, text
+    # paired differences 4, 5, 4, 6, 4: median 4.0 (the difference of the medians would be 5.0);
+    # 3.4 / 4.0 = 85%; (plain_i - 3.4) / base_i = 1.06, 1.13, 1.07, 1.26, 1.05: median 1.07x (the
+    # ratio of the medians would be 1.16x)
+    assert "median of 5) takes 3.4 CPU s; plain adds 4.0 CPU s to the base" in text, text
+    assert "so the start-up is about 85% of it" in text, text
+    assert "as a class run's fork does, plain/base would be 1.07x (1.05-1.26) in CPU." in text, text
+    row["verdict_warm_cpu"] = [5.0] * 5  # more than plain adds (other meter): no share stated
+    text = bv.render(_synthetic({"9.5": row}))
+    assert "takes 5.0 CPU s" in text and "% of it" not in text, text
+    row["cpu"]["plain"] = list(row["cpu"]["base"])  # plain adds nothing: nothing to set against
+    text = bv.render(_synthetic({"9.5": row}))
+    assert "**9.5**: plain/base" in text and "start-up alone" not in text, text
     del row["verdict_warm_cpu"]  # an older record: rendered without the sentence
-    row["cpu"]["plain"] = [15.0] * 5
-    assert "Those imports alone" not in bv.render(_synthetic({"9.5": row}))
+    row["cpu"]["plain"] = [14.0, 17.0, 13.0, 16.0, 15.0]
+    text = bv.render(_synthetic({"9.5": row}))
+    assert "**9.5**: plain/base" in text and "start-up alone" not in text, text
