@@ -150,6 +150,9 @@ def test_what_the_lesson_says_of_the_audits_holds_on_every_seed():
         assert curve["step"][2:4] == [124, 186] and curve["step"][-1] == main["steps"]
         if seed in ("0", "2"):
             assert curve["exact"][2] > curve["exact"][0] + 0.15 and curve["exact"][3] < 0.3, seed
+            # "time to overtake the honest skill": by the end the exploiting completions outnumber
+            # the completions the patched rule pays
+            assert sloppy["exploit_rate"] > curve["exact"][-1], seed
         else:
             assert all(b < a for a, b in zip(curve["exact"][:4], curve["exact"][1:4])), seed
     # "seed 1's gain lies outside seed 0's interval"; the K = 16 run's seeds 0 and 1 "do not even
@@ -198,6 +201,33 @@ def test_the_k8_tally_counts_gains_ties_and_losses_apart():
     assert tally([0.1, 0.1, 0.1]).endswith("and no losses")
     assert ", 1 tie and 1 loss" in tally([0.1, 0.0, -0.1])
     assert ", 2 ties and no losses" in tally([0.0, 0.0, 0.1])
+
+
+def test_a_contrast_disagrees_with_itself_where_two_seeds_intervals_do_not_overlap():
+    import copy
+    import random
+
+    rnd = random.Random(20)
+    for _ in range(200):  # generated intervals, touching ends included
+        rep = copy.deepcopy(REPLICATION)
+        ivs = {c: [] for c in mlr.SECONDARY}
+        for x in rep["runs"].values():
+            for c, rate in (("beta = 0", x["arith_no_kl"]["rates"]["strict"]),
+                            *((f"K={k}", x[f"sweep_K{k}"]["rates"]["strict"]) for k in (2, 8, 16))):  # fmt: skip
+                lo = rnd.choice([-0.2, -0.1, 0.0, 0.1])
+                rate["ci95"] = [lo, lo + rnd.choice([0.1, 0.2])]
+                ivs[c].append(rate["ci95"])
+        want = [c for c in mlr.SECONDARY
+                if max(lo for lo, _ in ivs[c]) > min(hi for _, hi in ivs[c])]  # fmt: skip
+        assert mlr.self_disagreeing(rep) == want, ivs
+        phrase = next(
+            p for p in mlr.replication_phrases(rep, RECORD) if "secondary contrasts," in p
+        )
+        assert ("disagrees with itself" if len(want) <= 1 else "themselves") in phrase, phrase
+        assert (" none disagrees" in phrase) == (not want), phrase
+    # the records: on seeds 0-2 the K = 2 and K = 16 runs, on seeds 3-5 the K = 16 run alone
+    assert mlr.self_disagreeing(RECORD) == ["K=2", "K=16"]
+    assert mlr.self_disagreeing(REPLICATION) == ["K=16"]
 
 
 def test_provenance_names_what_differs_between_the_records():
@@ -323,7 +353,7 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
                                                       *REPLICATION["runs"].values()]]  # fmt: skip
     assert (sum(x["diff"] > 0 for x in k8), sum(x["diff"] < 0 for x in k8)) == (6, 0)
     assert sum(x["diff"] > 0 and x["ci95"][0] <= 0 for x in k8) == 1
-    # "the K = 16 run disagrees with itself again, now with intervals on both sides of 0"
+    # "the K = 16 run's intervals now lie on both sides of 0"
     k16 = {
         seed: r["sweep_K16"]["rates"]["strict"]["ci95"] for seed, r in REPLICATION["runs"].items()
     }

@@ -278,6 +278,25 @@ def secondary_contrasts(record: dict) -> list[tuple[str, str, dict, float, bool]
     return [(*f, p, h) for f, p, h in zip(fam, ps, holm(ps, HOLM_ALPHA))]
 
 
+CONTRAST_NAMES = {"beta = 0": "the no-KL run", "K=2": "K = 2", "K=8": "K = 8", "K=16": "K = 16"}
+
+
+def self_disagreeing(record: dict) -> list[str]:
+    """The secondary contrasts that disagree with themselves: two seeds' paired intervals that do
+    not overlap (each seed's interval describes its own trained policy, none the configuration)."""
+    ivs: dict[str, list[list[float]]] = {}
+    for _, c, x in reported_intervals(record):
+        if c in SECONDARY:
+            ivs.setdefault(c, []).append(x["ci95"])
+    return [c for c in SECONDARY if any(a[1] < b[0] or b[1] < a[0]
+                                        for i, a in enumerate(ivs[c]) for b in ivs[c][i + 1 :])]  # fmt: skip
+
+
+def _names(cs: list[str]) -> str:
+    ns = [CONTRAST_NAMES[c] for c in cs]
+    return " and ".join([", ".join(ns[:-1]), ns[-1]] if len(ns) > 1 else ns) or "none"
+
+
 def holm_phrase(record: dict) -> str:
     """How many secondary contrasts exclude 0 before and after Holm's adjustment, and which do
     not survive it (the registry row and the lesson quote it)."""
@@ -533,6 +552,8 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
     losses = sum(x["diff"] < 0 for x in k8)
     ties = len(k8) - ups - losses
 
+    split = self_disagreeing(rep)
+
     def count(n: int, word: str) -> str:
         return f"{n or 'no'} {word}{'' if n == 1 else 'es' if word.endswith('s') else 's'}"
 
@@ -559,6 +580,10 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         "the patched run's gain across the replication's seeds: "
         + across(change("arith_patched", lambda y: y["audit"]["exact"])),
         f"by {min(gap):.2f} to {max(gap):.2f} here",
+        f"Of the secondary contrasts, {_names(split)} "
+        + ("disagrees with itself" if len(split) <= 1 else "disagree with themselves")
+        + f" here (two seeds' intervals that do not overlap), as {_names(self_disagreeing(main))} "
+        f"did on {_seeds(list(main['runs']))}",
         "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
         f"over {len(k8)} seeds, {count(ups, 'gain')} "
         f"({sum(x['diff'] > 0 and x['ci95'][0] <= 0 for x in k8)} with an interval that reaches 0)"

@@ -2153,17 +2153,17 @@ if RUN_BASELM:
 # which the final figures alone hide. What holds on all six seeds is the gap: the sloppy run's
 # reward rose while its patched-rule pass rate ended below the patched run's, by 0.16 to 0.53 here.
 # Seed 5 shows the two at once: its patched-rule rate rose by 0.22 while 0.12 of its generations
-# exploited the rule, so a rising property does not clear a run of reward hacking. Some secondary
-# contrasts disagree with themselves, as on seeds 0-2. The 30-step K = 8 run gained on each fresh
-# seed (K = 8 sweep run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5:
-# +0.15 [+0.07, +0.22]), over 6 seeds, 6 gains (1 with an interval that reaches 0) and no losses,
-# while the K = 16 run disagrees with itself again, now with intervals on both sides of 0 (K = 16
-# sweep run's gain seed 3: +0.12 [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09,
-# +0.07]). Adjusted as one family as above: 12 secondary contrasts, 9 exclude 0 unadjusted and 9
-# survive Holm's adjustment at family-wise level 0.05; the 3 that do not are seed 4: K=2; seed 5:
-# K=2; seed 5: K=16. The main, sloppy and patched intervals are reported unadjusted, as above: they
-# repeat the lab's own contrasts. Run to run, a 30-step run's effect can change sign; a 250-step
-# run's main and patched gains did not.
+# exploited the rule, so a rising property does not clear a run of reward hacking. Of the secondary
+# contrasts, K = 16 disagrees with itself here (two seeds' intervals that do not overlap), as K = 2
+# and K = 16 did on seeds 0, 1 and 2. The 30-step K = 8 run gained on each fresh seed (K = 8 sweep
+# run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07,
+# +0.22]), over 6 seeds, 6 gains (1 with an interval that reaches 0) and no losses, while the K = 16
+# run's intervals now lie on both sides of 0 (K = 16 sweep run's gain seed 3: +0.12 [+0.05, +0.18];
+# seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09, +0.07]). Adjusted as one family as above: 12
+# secondary contrasts, 9 exclude 0 unadjusted and 9 survive Holm's adjustment at family-wise level
+# 0.05; the 3 that do not are seed 4: K=2; seed 5: K=2; seed 5: K=16. The main, sloppy and patched
+# intervals are reported unadjusted, as above: they repeat the lab's own contrasts. Run to run, a
+# 30-step run's effect can change sign; a 250-step run's main and patched gains did not.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
