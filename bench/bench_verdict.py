@@ -409,18 +409,19 @@ def _warm_share(r: dict) -> str:
         f"differences; the machine's CPU time, a different meter)"
         + (f", so the start-up is about {w / added:.0%} of it" if w <= added else "")
         + f". Had the verdict process started with it done, as a class run's fork does, plain/base "
-        f"would be {_range(less)} in CPU."
+        f"would be {_range(less)} in CPU (the start-up held at its median)."
     )
 
 
 def verdict_on_goal(ratios: list[float], goal: float, cpu: list[float] | None = None) -> str:
-    """How a set of paired ratios stands against ``goal`` (over: above it at three decimals); "no
+    """How a set of paired ratios stands against ``goal`` (over: above it at three decimals, for each
+    repetition and for their median alike); "no
     measurable difference" is added only where the standing is within the goal and the
     repetitions fall on both sides of 1, in wall time and (when given) in CPU time."""
     over = sum(round(x, 3) > goal for x in ratios)
     if not over:
         on = "within"
-    elif _med(ratios) <= goal:
+    elif round(_med(ratios), 3) <= goal:
         on = f"within at the median ({over} of {len(ratios)} repetitions over)"
     else:
         return "OVER"

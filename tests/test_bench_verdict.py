@@ -89,6 +89,8 @@ def _synthetic(rows: dict) -> dict:
         ([11.0, 11.5, 11.8, 12.5, 13.0], "within at the median (2 of 5 repetitions over)"),
         ([10.5, 10.6, 11.0, 12.05, 11.9], "within at the median (1 of 5 repetitions over)"),
         ([10.5, 10.6, 11.0, 12.004, 11.9], "within"),  # 1.2004x: 1.200 at three decimals
+        # the median itself at 1.2004x: 1.200 at three decimals, as a repetition's would be
+        ([10.5, 12.004, 12.004, 12.5, 13.0], "within at the median (2 of 5 repetitions over)"),
         ([12.5, 13.0, 13.5, 11.0, 14.0], "OVER"),
         ([9.5, 10.2, 10.0, 9.9, 10.4], "within; no measurable difference"),
     ],
@@ -210,7 +212,10 @@ def test_the_verdicts_start_up_is_set_against_what_plain_adds():
     # ratio of the medians would be 1.16x)
     assert "median of 5) takes 3.4 CPU s; plain adds 4.0 CPU s to the base" in text, text
     assert "so the start-up is about 85% of it" in text, text
-    assert "as a class run's fork does, plain/base would be 1.07x (1.05-1.26) in CPU." in text, text
+    assert (
+        "as a class run's fork does, plain/base would be 1.07x (1.05-1.26) in CPU (the start-up held at its median)."
+        in text
+    ), text
     row["verdict_warm_cpu"] = [5.0] * 5  # more than plain adds (other meter): no share stated
     text = bv.render(_synthetic({"9.5": row}))
     assert "takes 5.0 CPU s" in text and "% of it" not in text, text

@@ -155,6 +155,9 @@ def test_what_the_lesson_says_of_the_audits_holds_on_every_seed():
             assert sloppy["exploit_rate"] > curve["exact"][-1], seed
         else:
             assert all(b < a for a, b in zip(curve["exact"][:4], curve["exact"][1:4])), seed
+    # "the K = 2 run's seeds 1 and 2 miss each other too, by less than 0.01"
+    k2 = {seed: r["sweep_K2"]["rates"]["strict"]["ci95"] for seed, r in RECORD["runs"].items()}
+    assert 0 < k2["2"][0] - k2["1"][1] < 0.01
     # "seed 1's gain lies outside seed 0's interval"; the K = 16 run's seeds 0 and 1 "do not even
     # overlap"
     runs = RECORD["runs"]
@@ -221,10 +224,31 @@ def test_a_contrast_disagrees_with_itself_where_two_seeds_intervals_do_not_overl
                 if max(lo for lo, _ in ivs[c]) > min(hi for _, hi in ivs[c])]  # fmt: skip
         assert mlr.self_disagreeing(rep) == want, ivs
         phrase = next(
-            p for p in mlr.replication_phrases(rep, RECORD) if "secondary contrasts," in p
+            p
+            for p in mlr.replication_phrases(rep, RECORD)
+            if p.startswith("Of the secondary contrasts,")
         )
         assert ("disagrees with itself" if len(want) <= 1 else "themselves") in phrase, phrase
         assert (" none disagrees" in phrase) == (not want), phrase
+    # four seeds: a pair that is not adjacent in seed order still counts
+    rep = copy.deepcopy(REPLICATION)
+    rep["runs"]["6"] = copy.deepcopy(rep["runs"]["5"])
+    for seed, iv in zip(rep["runs"], ([0.0, 0.1], [0.05, 0.15], [0.08, 0.2], [0.11, 0.3])):
+        rep["runs"][seed]["sweep_K8"]["rates"]["strict"]["ci95"] = iv
+    assert "K=8" in mlr.self_disagreeing(rep)
+    # the connective follows both lists; three names are listed with commas
+    both, seeds = ["K=2", "K=16"], ["0", "1", "2"]
+    assert mlr.disagreeing_phrase(["K=16"], both, seeds).endswith(
+        "do not overlap), as K = 2 and K = 16 did on seeds 0, 1 and 2"
+    )
+    assert mlr.disagreeing_phrase([], both, seeds) == (
+        "Of the secondary contrasts, none disagrees with itself here (two seeds' intervals that do "
+        "not overlap), though K = 2 and K = 16 did on seeds 0, 1 and 2"
+    )
+    assert mlr.disagreeing_phrase(["K=16"], [], seeds).endswith("; none did on seeds 0, 1 and 2")
+    assert mlr.disagreeing_phrase(["beta = 0", "K=2", "K=16"], both, seeds).startswith(
+        "Of the secondary contrasts, the no-KL run, K = 2 and K = 16 disagree with themselves here"
+    )
     # the records: on seeds 0-2 the K = 2 and K = 16 runs, on seeds 3-5 the K = 16 run alone
     assert mlr.self_disagreeing(RECORD) == ["K=2", "K=16"]
     assert mlr.self_disagreeing(REPLICATION) == ["K=16"]
@@ -353,7 +377,7 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
                                                       *REPLICATION["runs"].values()]]  # fmt: skip
     assert (sum(x["diff"] > 0 for x in k8), sum(x["diff"] < 0 for x in k8)) == (6, 0)
     assert sum(x["diff"] > 0 and x["ci95"][0] <= 0 for x in k8) == 1
-    # "the K = 16 run's intervals now lie on both sides of 0"
+    # "the K = 16 run has one interval wholly above 0 and one wholly below" (seeds 3 and 4)
     k16 = {
         seed: r["sweep_K16"]["rates"]["strict"]["ci95"] for seed, r in REPLICATION["runs"].items()
     }

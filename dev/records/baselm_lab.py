@@ -297,6 +297,19 @@ def _names(cs: list[str]) -> str:
     return " and ".join([", ".join(ns[:-1]), ns[-1]] if len(ns) > 1 else ns) or "none"
 
 
+def disagreeing_phrase(here: list[str], before: list[str], seeds: list[str]) -> str:
+    """The replication's self-disagreeing secondary contrasts (``here``) beside the main record's
+    (``before``, on ``seeds``), with the connective their overlap calls for."""
+    verb = "disagrees with itself" if len(here) <= 1 else "disagree with themselves"
+    head = (
+        f"Of the secondary contrasts, {_names(here)} {verb} here (two seeds' intervals that do "
+        "not overlap)"
+    )
+    if not before:
+        return f"{head}; none did on {_seeds(seeds)}"
+    return f"{head}, {'as' if here else 'though'} {_names(before)} did on {_seeds(seeds)}"
+
+
 def holm_phrase(record: dict) -> str:
     """How many secondary contrasts exclude 0 before and after Holm's adjustment, and which do
     not survive it (the registry row and the lesson quote it)."""
@@ -425,6 +438,7 @@ def lesson_phrases(record: dict) -> list[str]:
         across("arith_sloppy", "the sloppy run's patched-rule change"),
         across("arith_patched", "the patched run's gain"),
         "its gain " + per_seed(lambda x: _gain(x["sweep_K16"]["rates"]["strict"])),
+        "K = 2 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K2"]["rates"]["strict"])),
         f"the first {first['initial_pass_rate']['prompts']} of the {first['n_heldout']} held-out prompts",
         f"{len(reported_intervals(record))} paired 95% intervals",
         holm_phrase(record),
@@ -580,10 +594,7 @@ def replication_phrases(rep: dict, main: dict) -> list[str]:
         "the patched run's gain across the replication's seeds: "
         + across(change("arith_patched", lambda y: y["audit"]["exact"])),
         f"by {min(gap):.2f} to {max(gap):.2f} here",
-        f"Of the secondary contrasts, {_names(split)} "
-        + ("disagrees with itself" if len(split) <= 1 else "disagree with themselves")
-        + f" here (two seeds' intervals that do not overlap), as {_names(self_disagreeing(main))} "
-        f"did on {_seeds(list(main['runs']))}",
+        disagreeing_phrase(split, self_disagreeing(main), list(main["runs"])),
         "K = 8 sweep run's gain " + per_seed(lambda x: _gain(x["sweep_K8"]["rates"]["strict"])),
         f"over {len(k8)} seeds, {count(ups, 'gain')} "
         f"({sum(x['diff'] > 0 and x['ci95'][0] <= 0 for x in k8)} with an interval that reaches 0)"

@@ -2098,7 +2098,9 @@ if RUN_BASELM:
 # +0.36, mean +0.30): seed 1's gain lies outside seed 0's interval. The 30-step K = 16 run of the
 # group-size sweep below differs more: its gain seed 0: +0.10 [+0.05, +0.16]; seed 1: -0.07 [-0.15,
 # +0.02]; seed 2: +0.08 [+0.03, +0.14]: seed 0's and seed 1's intervals do not even overlap, so each
-# describes its own policy and none of them the configuration. Two more limits. The prompts are not
+# describes its own policy and none of them the configuration. The K = 2 run's seeds 1 and 2 miss
+# each other too, by less than 0.01 (K = 2 sweep run's gain seed 0: +0.14 [+0.08, +0.20]; seed 1:
+# +0.01 [-0.06, +0.08]; seed 2: +0.13 [+0.09, +0.19]). Two more limits. The prompts are not
 # independent of the choices: the initial pass-rate profile above (the data passport's
 # $P_{\text{info}}$) is measured on the first 48 of the 199 held-out prompts that the runs then
 # report, the figures BaseLM's passport records from its build come from a prefix of the same
@@ -2158,12 +2160,13 @@ if RUN_BASELM:
 # and K = 16 did on seeds 0, 1 and 2. The 30-step K = 8 run gained on each fresh seed (K = 8 sweep
 # run's gain seed 3: +0.12 [+0.06, +0.17]; seed 4: +0.14 [+0.09, +0.19]; seed 5: +0.15 [+0.07,
 # +0.22]), over 6 seeds, 6 gains (1 with an interval that reaches 0) and no losses, while the K = 16
-# run's intervals now lie on both sides of 0 (K = 16 sweep run's gain seed 3: +0.12 [+0.05, +0.18];
-# seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09, +0.07]). Adjusted as one family as above: 12
-# secondary contrasts, 9 exclude 0 unadjusted and 9 survive Holm's adjustment at family-wise level
-# 0.05; the 3 that do not are seed 4: K=2; seed 5: K=2; seed 5: K=16. The main, sloppy and patched
-# intervals are reported unadjusted, as above: they repeat the lab's own contrasts. Run to run, a
-# 30-step run's effect can change sign; a 250-step run's main and patched gains did not.
+# run has one interval wholly above 0 and one wholly below (K = 16 sweep run's gain seed 3: +0.12
+# [+0.05, +0.18]; seed 4: -0.11 [-0.19, -0.03]; seed 5: -0.01 [-0.09, +0.07]). Adjusted as one
+# family as above: 12 secondary contrasts, 9 exclude 0 unadjusted and 9 survive Holm's adjustment at
+# family-wise level 0.05; the 3 that do not are seed 4: K=2; seed 5: K=2; seed 5: K=16. The main,
+# sloppy and patched intervals are reported unadjusted, as above: they repeat the lab's own
+# contrasts. Run to run, a 30-step run's effect can change sign; a 250-step run's main and patched
+# gains did not.
 
 # %% [markdown]
 # ### Exercise 5 (optional): remove the KL leash
