@@ -123,11 +123,17 @@ def _grade(course: Path, code: Path, lesson: str, cmd: list[str]) -> tuple[float
     return wall, used
 
 
+def over_goal(ratio: float, goal: float = GOAL) -> bool:
+    """A ratio is over the goal when it is above it at three decimals (1.2004x is not over 1.2x):
+    the one rule for a repetition, a median, the table, the notes and the class runs."""
+    return round(ratio, 3) > goal
+
+
 def class_contenders(row: dict | None) -> tuple[str, ...]:
     """Who runs a lesson's class run: plain joins base and today where the lesson's single
     gradings are over the goal (any repetition in wall time, or the median in CPU time)."""
-    over = row is not None and (max(_paired(row, "plain", "base")) > GOAL
-                                or _med(_paired(row, "plain", "base", "cpu")) > GOAL)  # fmt: skip
+    over = row is not None and (over_goal(max(_paired(row, "plain", "base")))
+                                or over_goal(_med(_paired(row, "plain", "base", "cpu"))))  # fmt: skip
     return ("base", "plain", "today") if over else ("base", "today")
 
 
@@ -414,14 +420,14 @@ def _warm_share(r: dict) -> str:
 
 
 def verdict_on_goal(ratios: list[float], goal: float, cpu: list[float] | None = None) -> str:
-    """How a set of paired ratios stands against ``goal`` (over: above it at three decimals, for each
-    repetition and for their median alike); "no
-    measurable difference" is added only where the standing is within the goal and the
-    repetitions fall on both sides of 1, in wall time and (when given) in CPU time."""
-    over = sum(round(x, 3) > goal for x in ratios)
+    """How a set of paired ratios stands against ``goal`` (``over_goal``, for each repetition and
+    for their median alike); "no measurable difference" is added only where the standing is within
+    the goal and the repetitions fall on both sides of 1, in wall time and (when given) in CPU
+    time."""
+    over = sum(over_goal(x, goal) for x in ratios)
     if not over:
         on = "within"
-    elif round(_med(ratios), 3) <= goal:
+    elif not over_goal(_med(ratios), goal):
         on = f"within at the median ({over} of {len(ratios)} repetitions over)"
     else:
         return "OVER"
@@ -433,7 +439,9 @@ def verdict_on_goal(ratios: list[float], goal: float, cpu: list[float] | None = 
 def _standing(ratios: list[float], goal: float, cpu: list[float] | None = None) -> str:
     """``verdict_on_goal`` as a phrase: "within the 1.2x goal (no measurable difference)"."""
     v = verdict_on_goal(ratios, goal, cpu).split("; ")
-    return f"{v[0]} the {goal}x goal" + (f" ({v[1]})" if len(v) > 1 else "")
+    head, _, count = v[0].partition(" at the median ")  # "within at the median (2 of 5 ...)"
+    return (f"{head} the {goal}x goal" + (f" at the median {count}" if count else "")
+            + (f" ({v[1]})" if len(v) > 1 else ""))  # fmt: skip
 
 
 def class_use(size: int, who: str, one_wall: float, class_wall: float) -> float:
@@ -493,8 +501,8 @@ def render(rec: dict) -> str:
         "command. "
         f"{reps} repetitions per lesson; in each, the three gradings run back to back from a "
         "rotating start, so each repetition gives a paired ratio; the table gives the median of "
-        "the paired ratios and their range (lowest-highest) over the repetitions; a repetition is "
-        "over the goal when its ratio is above it at three decimals. Where the ranges of both "
+        "the paired ratios and their range (lowest-highest) over the repetitions; a repetition, or "
+        "their median, is over the goal when its ratio is above it at three decimals. Where the ranges of both "
         "the wall and the CPU ratios span 1.00x, the goal column adds no measurable difference. "
         "Wall and CPU are both shown: "
         "today's verdict process makes its imports (torch; transformers for 9.5) while the "
@@ -539,7 +547,7 @@ def render(rec: dict) -> str:
                     else ""
                 )
             )
-        elif max(pb) > goal or _med(pbc) > goal:
+        elif over_goal(max(pb), goal) or over_goal(_med(pbc), goal):
             heavy = [m for m in HEAVY if m in r.get("verdict_imports", "")]
             notes.append(
                 f"**{lesson}**: plain/base {_range(pb)} wall and {_range(pbc)} CPU: "

@@ -101,6 +101,19 @@ def test_the_goal_column_follows_the_paired_ratios(plain, says):
     assert f"| {says} |" in line, line
 
 
+def test_one_rule_at_three_decimals_for_the_table_the_notes_and_the_class_runs():
+    # a single repetition at 1.2004x is not over: no note, and plain does not join the class run
+    row = _row([10.0] * 5, [10.0, 10.0, 10.0, 10.0, 12.004])
+    assert bv.class_contenders(row) == ("base", "today")
+    assert "**9.5**: plain/base" not in bv.render(_synthetic({"9.5": row}))
+    row["cpu"]["plain"] = [12.004] * 5  # a CPU median at 1.2004x: not over either
+    assert bv.class_contenders(row) == ("base", "today")
+    row["wall"]["plain"] = [10.0, 10.0, 12.0, 12.3, 12.5]  # median 1.2, 2 repetitions over
+    assert bv.class_contenders(row) == ("base", "plain", "today")
+    text = bv.render(_synthetic({"9.5": row}))
+    assert "within the 1.2x goal at the median (2 of 5 repetitions over) in wall time" in text, text
+
+
 def test_a_grown_lesson_is_compared_like_for_like():
     row = _row([10.0] * 5, [16.0] * 5)
     row["split"] = {"demo": [0.5] * 5, "new_in_kernel": [1.5] * 5, "new_cells": ["test_x"]}

@@ -246,6 +246,10 @@ def test_a_contrast_disagrees_with_itself_where_two_seeds_intervals_do_not_overl
         "not overlap), though K = 2 and K = 16 did on seeds 0, 1 and 2"
     )
     assert mlr.disagreeing_phrase(["K=16"], [], seeds).endswith("; none did on seeds 0, 1 and 2")
+    assert mlr.disagreeing_phrase([], [], seeds) == (
+        "Of the secondary contrasts, none disagrees with itself here (two seeds' intervals that do "
+        "not overlap); none did on seeds 0, 1 and 2"
+    )
     assert mlr.disagreeing_phrase(["beta = 0", "K=2", "K=16"], both, seeds).startswith(
         "Of the secondary contrasts, the no-KL run, K = 2 and K = 16 disagree with themselves here"
     )
@@ -382,6 +386,7 @@ def test_what_the_lesson_says_replicates_holds_on_every_seed():
         seed: r["sweep_K16"]["rates"]["strict"]["ci95"] for seed, r in REPLICATION["runs"].items()
     }
     assert k16["3"][0] > 0 > k16["4"][1]
+    assert sum(lo > 0 for lo, _ in k16.values()) == 1 and sum(hi < 0 for _, hi in k16.values()) == 1
     # a 250-step run's main and patched gains keep their sign on all six seeds
     for seed, r in [*RECORD["runs"].items(), *REPLICATION["runs"].items()]:
         assert r["arith_main"]["rates"]["strict"]["diff"] > 0, seed
