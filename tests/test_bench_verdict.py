@@ -226,8 +226,8 @@ def test_the_verdicts_start_up_is_set_against_what_plain_adds():
     assert "median of 5) takes 3.4 CPU s; plain adds 4.0 CPU s to the base" in text, text
     assert "so the start-up is about 85% of it" in text, text
     assert (
-        "as a class run's fork does, plain/base would be 1.07x (1.05-1.26) in CPU (the start-up held at its median)."
-        in text
+        "as a class run's fork does, plain/base would be 1.07x (1.05-1.26) in CPU (the start-up "
+        "held at its median)." in text
     ), text
     row["verdict_warm_cpu"] = [5.0] * 5  # more than plain adds (other meter): no share stated
     text = bv.render(_synthetic({"9.5": row}))

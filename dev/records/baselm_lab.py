@@ -292,9 +292,13 @@ def self_disagreeing(record: dict) -> list[str]:
                                         for i, a in enumerate(ivs[c]) for b in ivs[c][i + 1 :])]  # fmt: skip
 
 
+def _and_list(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c" ("" for none)."""
+    return " and ".join([", ".join(items[:-1]), items[-1]] if len(items) > 1 else items)
+
+
 def _names(cs: list[str]) -> str:
-    ns = [CONTRAST_NAMES[c] for c in cs]
-    return " and ".join([", ".join(ns[:-1]), ns[-1]] if len(ns) > 1 else ns) or "none"
+    return _and_list([CONTRAST_NAMES[c] for c in cs]) or "none"
 
 
 def disagreeing_phrase(here: list[str], before: list[str], seeds: list[str]) -> str:
@@ -467,9 +471,7 @@ def _seeds(names: list[str]) -> str:
     """ "seed 0", "seeds 0 and 2", "seeds 0, 1 and 2"."""
     if not names:
         return "no seed"
-    if len(names) == 1:
-        return f"seed {names[0]}"
-    return f"seeds {', '.join(names[:-1])} and {names[-1]}"
+    return f"seed{'s' if len(names) > 1 else ''} {_and_list(names)}"
 
 
 def provenance(rep: dict, main: dict) -> str:
