@@ -8,13 +8,18 @@
    rotating, ``--reps`` times. Goal: plain at most 1.2x the base per lesson. Each
    repetition's three gradings run back to back, so a repetition's plain/base ratio is a paired
    ratio: the record keeps every one, and the section gives their median and range.
+   Plain and today leave out each lesson's demo cells that no graded code needs
+   (course/grading/demos.py); the base ran every cell. The record keeps how many code cells each
+   contender's grading left out (``left_out``: the cells whose only output is the note).
 2. Where a lesson's tests differ from the base's (9.4 gained the diagnosis clinic): both
    notebooks run cell by cell in one plain kernel, and the test cells the base lacks are run there
-   in full, visible and hidden tests together, as the base would have run them. ``like for like``
-   compares plain with the base plus that extra work.
+   in full, visible and hidden tests together, as the base would have run them. Where today runs
+   every demo cell (an older record), ``like for like`` compares plain with the base plus that
+   extra work; where it leaves them out, the section names the extra work and judges the
+   measured ratio.
    Per lesson also: the CPU time of the verdict process's start-up alone (a fresh process that
    makes its imports, reads the tests and exits, ``--reps`` times), set against what plain adds.
-3. Classes: for each LESSON[:SIZE] of ``--class-lesson`` (default 9.1 and 9.5), SIZE (default
+3. Classes: for each LESSON[:SIZE] of ``--class-lesson`` (default 9.1, 9.4 and 9.5), SIZE (default
    ``--class-size``) reference submissions graded by ``course.grading.runner.autograde`` on 2
    workers, base and today alternating ``--class-reps`` times, wall and CPU time (today's
    includes the preflight's canary gradings, which the base does not run, and forks every verdict
@@ -28,7 +33,7 @@ repetition); the ``verdict`` section of BENCHMARKS.md is rendered from that reco
 and tests/test_bench_verdict.py checks that the two agree.
 
     python -m bench.bench_verdict [--base ca232ae] [--reps 5] [--class-size 20]
-        [--class-lesson 9.1,9.5:12] [--no-write]
+        [--class-lesson 9.1,9.4,9.5:12] [--no-write]
 """
 
 from __future__ import annotations
@@ -54,9 +59,10 @@ BIN = Path(sys.executable).parent
 RECORD = ROOT / "bench" / "records" / "verdict.json"
 GOAL = 1.2
 WHO = ("base", "plain", "today")
-# The class runs: 9.1 (the lightest lesson: today's verdict has the least to amortise) and 9.5 (the
-# heaviest: torch and transformers in every verdict process unless a warm one is forked).
-CLASSES = "9.1,9.5:12"
+# The class runs: 9.1 (the lightest lesson: today's verdict has the least to amortise), 9.4 (the
+# most test cells, twice the base's) and 9.5 (the heaviest: torch and transformers in every verdict
+# process unless a warm one is forked).
+CLASSES = "9.1,9.4,9.5:12"
 
 
 def _env(code: Path) -> dict:
@@ -106,6 +112,21 @@ def _full_marks(course: Path, lesson: str) -> tuple[float, float]:
         # the autograded cells only (written answers wait for manual grading)
         auto = [g for nb in sub.notebooks for g in nb.grades if g.auto_score is not None]
         return sum(g.auto_score for g in auto), sum(g.max_score for g in auto)
+
+
+def left_out(course: Path, lesson: str, student: str = "student") -> tuple[int, int]:
+    """(code cells the grading left out, code cells) of an autograded notebook: a cell left out
+    (course/grading/demos.py) carries its note as its only output."""
+    from course.grading.demos import NOTE
+
+    nb = json.loads((course / "autograded" / student / lesson / f"{lesson}.ipynb").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    notes = sum(
+        [o.get("output_type") for o in c.get("outputs", [])] == ["stream"]
+        and "".join(c["outputs"][0].get("text", "")) == NOTE
+        for c in code
+    )
+    return notes, len(code)
 
 
 def _grade(course: Path, code: Path, lesson: str, cmd: list[str]) -> tuple[float, float]:
@@ -345,6 +366,7 @@ def measure(base: str, reps: int, class_size: int, class_lesson: str, class_reps
                         wall, used = _grade(courses[k], who[k][0], lesson, who[k][1])
                         row["wall"][k].append(round(wall, 3))
                         row["cpu"][k].append(round(used, 3))
+                        row.setdefault("left_out", {})[k] = left_out(courses[k], lesson)
                 log(f"bench_verdict: {lesson}: " + ", ".join(
                     f"{k} {statistics.median(row['wall'][k]):.1f} s" for k in who))  # fmt: skip
                 if _test_ids(old, lesson) != _test_ids(ROOT, lesson):
@@ -461,8 +483,11 @@ def render(rec: dict) -> str:
         w = {k: _med(v) for k, v in r["wall"].items()}
         c = {k: _med(v) for k, v in r["cpu"].items()}
         pb = _paired(r, "plain", "base")
+        lo = r.get("left_out")
         rows.append([
-            lesson, f"{r['tested']['base']} -> {r['tested']['today']}",
+            lesson, f"{r['tested']['base']} -> {r['tested']['today']}"
+            + (f"; code cells run {lo['base'][1] - lo['base'][0]} -> "
+               f"{lo['plain'][1] - lo['plain'][0]}" if lo else ""),
             f"{w['base']:.1f}", f"{w['plain']:.1f}", f"{w['today']:.1f}",
             _range(pb), verdict_on_goal(pb, goal, _paired(r, "plain", "base", "cpu")),
             _range(_paired(r, "plain", "base", "cpu")), _range(_paired(r, "today", "base")),
@@ -478,6 +503,7 @@ def render(rec: dict) -> str:
     today = rec["today"]["commit"][:7] + (
         " with uncommitted changes" if rec["today"]["dirty"] else ""
     )
+    skipping = any(r.get("left_out", {}).get("plain", (0, 0))[0] for r in lessons.values())
     header = (
         f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; load average (1, 5, 15 "
         f"min) {', '.join(f'{x:.1f}' for x in rec['load_before'])} before, "
@@ -499,7 +525,15 @@ def render(rec: dict) -> str:
         f"the goal (at most {goal}x the base per lesson) is about; today/plain is the "
         "start-up saving (compare the two columns), which the base would get too with the same "
         "command. "
-        f"{reps} repetitions per lesson; in each, the three gradings run back to back from a "
+        + (
+            "Plain and today leave out the lesson's own demo cells that no graded code needs "
+            "(course/grading/demos.py: a cell the student wrote or changed always runs, and so "
+            "does a demo cell whose names a running cell may read); the base ran every cell "
+            "(second column: code cells run, base -> plain). "
+            if skipping
+            else ""
+        )
+        + f"{reps} repetitions per lesson; in each, the three gradings run back to back from a "
         "rotating start, so each repetition gives a paired ratio; the table gives the median of "
         "the paired ratios and their range (lowest-highest) over the repetitions; a repetition, or "
         "their median, is over the goal when its ratio is above it at three decimals. Where the "
@@ -527,7 +561,16 @@ def render(rec: dict) -> str:
     for lesson, r in lessons.items():
         pb, pbc = _paired(r, "plain", "base"), _paired(r, "plain", "base", "cpu")
         sp = r.get("split")
-        if sp:
+        if sp and skipping:  # today runs no demo cell: its ratio is judged as measured
+            notes.append(
+                f"**{lesson} grew**: {len(sp['new_cells'])} test cell(s) the base lacks "
+                f"({', '.join(sp['new_cells'])}), which take {_med(sp['new_in_kernel']):.1f} s "
+                "run as the base ran test cells (in full, inside the kernel, after the notebook; "
+                f"one plain kernel outside the sandbox, median of {len(sp['new_in_kernel'])}). "
+                f"The ratios above include them: plain/base {_range(pb)} wall, {_range(pbc)} "
+                f"CPU, {_standing(pb, goal, pbc)}."
+            )
+        elif sp:
             extra = [d + n for d, n in zip(sp["demo"], sp["new_in_kernel"], strict=True)]
             # the extra work was measured apart from the gradings: its median, added to each base
             fair = [p / (b + _med(extra)) for p, b in zip(r["wall"]["plain"], r["wall"]["base"],
@@ -694,16 +737,24 @@ def render(rec: dict) -> str:
         )
         + "."
         + est
-        + " Every demo cell of a notebook still runs when it "
-        "is graded (the autograded notebook shows the student's outputs).\n"
+        + (
+            f" Plain and today leave out {sum(r['left_out']['plain'][0] for r in lessons.values())}"
+            f" of the {sum(r['left_out']['plain'][1] for r in lessons.values())} code cells of the "
+            f"{len(lessons)} reference notebooks (each lesson's demo cells, all but the imports "
+            "cell); the autograded notebook and the feedback show a one-line note in their place, "
+            "not the student's plots, and `GuardedExecute.skip_demos = False` runs them all.\n"
+            if skipping
+            else " Every demo cell of a notebook still runs when it is graded (the autograded "
+            "notebook shows the student's outputs).\n"
+        )
     )
     return "## Trusted verdict: cost against the in-kernel verdict\n\n" + header + body + tail
 
 
 def run(quick: bool = False, write: bool = True) -> str:
-    """Measure with the defaults (``quick``: one repetition, classes of 4 on 9.1 and 12 on 9.5, one
-    run each: a smoke check of this code whose figures are not kept) and render; ``write`` keeps
-    the record."""
+    """Measure with the defaults (``quick``: one repetition, classes of 4 on 9.1 and 9.4 and 12 on
+    9.5, one run each: a smoke check of this code whose figures are not kept) and render;
+    ``write`` keeps the record."""
     lessons = sorted(p.name for p in (ROOT / "source_notebooks").iterdir() if p.is_dir())
     rec = measure("ca232ae", 1 if quick else 5, 4 if quick else 20, CLASSES, 1 if quick else 2,
                   lessons)  # fmt: skip

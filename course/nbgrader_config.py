@@ -75,6 +75,8 @@ c.GuardedExecute.file_mb = 256  # largest file written (RLIMIT_FSIZE)
 c.GuardedExecute.workdir_mb = 1024  # working directory: a tmpfs of this size
 c.GuardedExecute.tmp_mb = 512  # /tmp: a tmpfs of this size
 c.GuardedExecute.notebook_timeout = 1800  # wall seconds per notebook (per cell: Execute.timeout)
+# leave out the lesson's demo cells no graded code needs (course/grading/demos.py); False: run all
+c.GuardedExecute.skip_demos = True
 
 from course.grading.safety import make_safety_classes  # noqa: E402
 from course.grading.sanitise import SanitiseOutputs  # noqa: E402

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import ast
+import copy
 import csv
 import html
 import json
@@ -193,6 +195,36 @@ def _code_scores(course: Course, lesson: str) -> dict[str, dict[str, float]]:
     }
 
 
+def _demo_reader(lesson: str, nb):
+    """The reference, with its first graded function wrapped so that every call reads a name the
+    lesson's last demo cell that assigns one binds (the demo must then run when graded) and one
+    demo cell changed (it must run, as the student changed it). Returns (notebook, the demo's
+    index, the changed cell's index)."""
+    from course.grading import demos
+
+    nb = copy.deepcopy(nb)
+    release = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    left = demos.skippable(nb.cells, demos.lesson_demos(release.cells))
+    named = [
+        (i, stmt.targets[0].id)
+        for i in sorted(left)
+        for stmt in ast.parse(nb.cells[i].source).body
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+    ]
+    demo, name = named[-1]
+    sol = next(c for c in nb.cells if c.cell_type == "code"
+               and c.metadata.get("nbgrader", {}).get("solution"))  # fmt: skip
+    fn = re.search(r"^def (\w+)\(", sol.source, re.M).group(1)
+    sol.source += (
+        f"\n\nimport functools\n_mine = {fn}\n\n\n@functools.wraps(_mine)\n"
+        f"def {fn}(*args, **kwargs):\n    {name}  # a demo's name, read at every call\n"
+        "    return _mine(*args, **kwargs)\n"
+    )
+    changed = min(left)
+    nb.cells[changed].source += "\nprint('a demo cell I changed')"
+    return nb, demo, changed
+
+
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     """Lesson 9.2 graded twice: the sharded class run and nbgrader's own sequential run."""
@@ -201,6 +233,8 @@ def graded_class(tmp_path_factory):
     roster = S.class_for(lesson, res)
     for kind in S.ATTACKS:
         roster[f"x_{kind}"] = S.attacker(lesson, kind)
+    reader, _, _ = _demo_reader(lesson, roster["alice_reference"][0])
+    roster["dora_reads_a_demo"] = (reader, roster["alice_reference"][1])
     sharded = Course(tmp_path_factory.mktemp("sharded") / "course", [lesson])
     sequential = Course(tmp_path_factory.mktemp("sequential") / "course", [lesson])
     for course in (sharded, sequential):
@@ -230,6 +264,34 @@ def test_class_run_gives_every_student_the_points_earned(graded_class):
     assert report["verdict_forks"] >= len(roster) + 2, report["verdict_forks"]
     saved = json.loads((sharded.root / "autograded" / f"report-{lesson}.json").read_text())
     assert saved["failed"] == report["failed"]
+
+
+def test_demo_cells_are_left_out_unless_graded_code_reads_them_or_the_student_changed_them(
+    graded_class,
+):
+    """GuardedExecute leaves out the lesson's demo cells (course/grading/demos.py), the reference's
+    all but the imports; a demo whose name a graded function reads runs (dora's full marks, above,
+    say the function found it), and so does a demo cell the student changed."""
+    from course.grading.demos import NOTE
+
+    lesson, roster, sharded, _, _ = graded_class
+
+    def noted(student: str) -> set[int]:
+        nb = nbformat.read(
+            sharded.root / "autograded" / student / lesson / f"{lesson}.ipynb", as_version=4
+        )
+        return {i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                and [o.get("text") for o in c.outputs] == [NOTE]}, nb  # fmt: skip
+
+    ref, _ = noted("alice_reference")
+    ungraded = [i for i, c in enumerate(roster["alice_reference"][0].cells)
+                if c.cell_type == "code" and not c.metadata.get("nbgrader")]  # fmt: skip
+    assert ref == set(ungraded[1:])
+    _, demo, changed = _demo_reader(lesson, roster["alice_reference"][0])
+    dora, nb = noted("dora_reads_a_demo")
+    assert demo in ref and demo not in dora and changed not in dora
+    assert "a demo cell I changed" in "".join(o.get("text", "") for o in nb.cells[changed].outputs)
+    assert dora < ref
 
 
 def test_sharded_class_run_matches_nbgraders_sequential_run(graded_class):

@@ -36,13 +36,17 @@ def test_the_record_is_complete_and_from_a_committed_tree(record):
         for kind in ("wall", "cpu"):
             assert set(row[kind]) == set(bv.WHO), lesson
             assert all(len(v) == record["reps"] and min(v) > 0 for v in row[kind].values()), lesson
-    # class runs of the lightest and the heaviest lesson, each with wall and CPU time
-    assert {k["lesson"] for k in record["classes"]} >= {"9.1", "9.5"}
+    # class runs of the lightest lesson, the one with the most test cells and the heaviest, each
+    # with wall and CPU time
+    assert {k["lesson"] for k in record["classes"]} >= {"9.1", "9.4", "9.5"}
+    for lesson, row in record["lessons"].items():  # graded as a class is: demo cells left out
+        assert row["left_out"]["base"][0] == 0 and row["left_out"]["plain"][0] > 0, lesson
+        assert row["left_out"]["plain"] == row["left_out"]["today"], lesson
     assert record["load_before"][0] < 1.0, "measured on a busy machine"
     for k in record["classes"]:
         runs = k["runs"]
         # the class: 20 students on 2 workers (9.5 may be smaller); 2 runs per contender
-        assert k["size"] >= (20 if k["lesson"] == "9.1" else 10), k["lesson"]
+        assert k["size"] >= (20 if k["lesson"] in ("9.1", "9.4") else 10), k["lesson"]
         assert all(sum(r["who"] == w for r in runs) >= 2 for w in {r["who"] for r in runs})
         assert {r["who"] for r in runs} == set(bv.class_contenders(record["lessons"][k["lesson"]]))
         assert all(r["forks"] is None if r["who"] == "base" else r["forks"] >= k["size"] + 2
@@ -123,6 +127,33 @@ def test_a_grown_lesson_is_compared_like_for_like():
         "plain against each repetition's base plus the median of that work: 1.33x (1.33-1.33), "
         "OVER the 1.2x goal in wall time." in text
     ), text
+
+
+def test_cells_left_out_are_counted_where_the_table_and_the_estimate_say_so():
+    rows = {"9.1": _row([10.0] * 5, [10.5] * 5), "9.4": _row([10.0] * 5, [11.0] * 5)}
+    rows["9.1"]["left_out"] = {"base": [0, 40], "plain": [33, 40], "today": [33, 40]}
+    rows["9.4"]["left_out"] = {"base": [0, 54], "plain": [32, 54], "today": [32, 54]}
+    text = bv.render(_synthetic(rows))
+    assert "| 9.1 | 3/10 -> 3/10; code cells run 40 -> 7 |" in text, text
+    assert "| 9.4 | 3/10 -> 3/10; code cells run 54 -> 22 |" in text, text
+    assert "Plain and today leave out the lesson's own demo cells" in text
+    assert "leave out 65 of the 94 code cells of the 2 reference notebooks" in text
+    assert "Every demo cell of a notebook still runs" not in text
+    # without cells left out (an older record): no column, no claim
+    for r in rows.values():
+        del r["left_out"]
+    text = bv.render(_synthetic(rows))
+    assert "code cells run" not in text and "Every demo cell of a notebook still runs" in text
+
+
+def test_a_grown_lesson_whose_demos_are_left_out_is_judged_as_measured():
+    row = _row([10.0] * 5, [16.0] * 5)
+    row["split"] = {"demo": [0.5] * 5, "new_in_kernel": [1.5] * 5, "new_cells": ["test_x"]}
+    row["left_out"] = {"base": [0, 54], "plain": [32, 54], "today": [32, 54]}
+    text = bv.render(_synthetic({"9.4": row}))
+    assert "**9.4 grew**: 1 test cell(s) the base lacks (test_x), which take 1.5 s" in text, text
+    assert "plain/base 1.60x (1.60-1.60) wall, 1.60x (1.60-1.60) CPU, OVER the 1.2x goal" in text
+    assert "like for like" not in text.lower()
 
 
 def test_no_measurable_difference_needs_both_wall_and_cpu_on_both_sides_of_one():

@@ -46,7 +46,7 @@ def make_safety_classes():
     from nbformat.v4 import new_output
     from nbgrader.preprocessors import Execute
     from nbgrader.utils import is_grade
-    from traitlets import Integer, Unicode
+    from traitlets import Bool, Integer, Unicode
 
     from course.grading import sandbox as sbx
 
@@ -80,6 +80,8 @@ def make_safety_classes():
         message_kb = Integer(16384, help="largest kernel message read (KiB)").tag(config=True)
         verdict_memory_mb = Integer(4096, help="address-space cap of the trusted tests' process "
                                     "(MiB)").tag(config=True)  # fmt: skip
+        skip_demos = Bool(True, help="leave out the lesson's own demo cells that no graded "
+                          "code needs (course/grading/demos.py)").tag(config=True)  # fmt: skip
         verdict_zygote = Unicode(
             "",
             help="socket of a warm verdict process for this lesson "
@@ -125,6 +127,7 @@ def make_safety_classes():
             deadline = time.monotonic() + self.notebook_timeout
             per_cell = self.timeout
             self._verdict_proc = None
+            self._demo_skip = self._demos_to_skip(resources)
             try:
                 self._run_rounds(lesson, verdicts, skipped, deadline, per_cell, resources)
             finally:
@@ -134,6 +137,33 @@ def make_safety_classes():
             self._apply_verdicts(verdicts)
             self.set_widgets_metadata()
             return self.nb, self.resources
+
+        def _demos_to_skip(self, resources) -> set[int]:
+            """The submission's cells that need not run (course/grading/demos.py), judged against
+            the course's release notebook of this lesson; each gets a line of output saying so.
+            None when ``skip_demos`` is off or the release notebook is not there."""
+            from course.grading import demos
+
+            nbg = (resources or {}).get("nbgrader") or {}
+            lesson, name = nbg.get("assignment"), nbg.get("notebook")
+            if not self.skip_demos or not lesson or not name:
+                return set()
+            root = Path(self.config.get("CourseDirectory", {}).get("root", ".") or ".")
+            release = root / "release" / lesson / f"{name}.ipynb"
+            try:
+                lesson_cells = json.loads(release.read_text(encoding="utf-8"))["cells"]
+            except (OSError, ValueError, KeyError, TypeError) as err:
+                self.log.warning("GRADING-SAFETY: every cell runs: no release notebook to tell "
+                                 "the lesson's demo cells by (%s)", err)  # fmt: skip
+                return set()
+            out = demos.skippable(self.nb.cells, demos.lesson_demos(lesson_cells))
+            for i in out:
+                self.nb.cells[i].outputs = [new_output("stream", name="stdout", text=demos.NOTE)]
+                self.nb.cells[i].execution_count = None
+            self.log.info("DEMO-SKIP: %d of %d code cells not run (lesson demo cells no graded "
+                          "code needs)", len(out),
+                          sum(c.cell_type == "code" for c in self.nb.cells))  # fmt: skip
+            return out
 
         def _run_rounds(self, lesson, verdicts, skipped, deadline, per_cell, resources) -> None:
             """Run the notebook, then its verdict, on one kernel after another until every test
@@ -153,7 +183,7 @@ def make_safety_classes():
                         for index, cell in enumerate(self.nb.cells):
                             if final is not None and index >= final:
                                 break
-                            if index in skipped:
+                            if index in skipped or index in self._demo_skip:
                                 continue
                             left = deadline - time.monotonic()
                             if left <= 0:

@@ -14,7 +14,9 @@ fail that cell, and nowhere else. ``equivalent`` argues that a mutant of FUNCTIO
 the mutation run (tests/grading/mutation.py) leaves alive computes the same contract; KEY is the
 mutant's key from that run and the comment lines below the header are the argument.
 
-``run_variants`` executes the source notebook once (as the autograder would, NBGRADER_EXECUTION set),
+``run_variants`` executes the source notebook once (as the autograder would: NBGRADER_EXECUTION set,
+and the lesson's demo cells that course/grading/demos.py leaves out are left out here too, so every
+variant and mutant is graded on the notebook a class run grades),
 then for each variant: execs its code in the kernel, runs the test cells through the trusted verdict
 (course/grading/verdict.py: the tests run here, the functions are called in the kernel), records
 which cells fail, and restores the reference by re-running the solution cells. ``every_cell=False``
@@ -208,8 +210,9 @@ class GradingKernel:
         self._ctx = self.client.setup_kernel(env=self.env)
         self._ctx.__enter__()
         nb, test_index = self.info.nb, {i: g for g, i in self.info.test_cells.items()}
+        self.left_out = demos_left_out(self.lesson, nb)
         for idx, cell in enumerate(nb.cells):
-            if cell.cell_type == "code":
+            if cell.cell_type == "code" and idx not in self.left_out:
                 t0 = time.perf_counter()
                 self.client.execute_cell(cell, idx)
                 if idx in test_index:
@@ -264,6 +267,15 @@ class GradingKernel:
         for gid, idx in self.info.solution_cells.items():
             if not self.run_code(self.info.nb.cells[idx].source, idx):
                 raise RuntimeError(f"{self.lesson}: the reference cell {gid} failed to run again")
+
+
+def demos_left_out(lesson: str, nb) -> set[int]:
+    """The cells of ``nb`` a class run would leave out (GuardedExecute.skip_demos, on by default),
+    judged against the lesson's release notebook as the grader judges them."""
+    from course.grading import demos
+
+    release = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    return demos.skippable(nb.cells, demos.lesson_demos(release.cells))
 
 
 def _names(code: str) -> set[str]:

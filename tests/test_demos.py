@@ -1,0 +1,229 @@
+"""The demo cells grading leaves out (course/grading/demos.py).
+
+The rule is checked against execution: on generated notebooks (demo cells that bind names in every
+way Python binds them, student cells that read them in every way Python reads them), running the
+notebook without the cells ``skippable`` names must leave every student cell and every function they
+define exactly as running the whole notebook does. Then the rules named in the module's docstring,
+one by one, and on the five lessons: every demo cell but the imports is left out of the reference.
+The real nbgrader path (GuardedExecute) is tested in tests/test_autograder.py.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+from course.build_lessons import LESSONS
+from course.grading import demos
+from tests.conftest import ROOT
+
+NAMES = ["a", "b", "c", "d", "e"]
+
+# A demo cell binds X (reading Y, an earlier name, in some of them).
+DEMO = [
+    "X = {k}",
+    "X = Y + {k}",
+    "X = {k}\nX += Y",
+    "def X():\n    return Y + {k}",
+    "def X(v=Y):\n    return v + {k}",
+    "for X in range({k}, {k} + 2):\n    pass",
+    "if {k} % 2:\n    X = {k}",
+    "try:\n    X = Y * {k}\nexcept NameError:\n    X = -{k}",
+    "X = [Y for Y in range({k})][-1]",
+    "class X:\n    v = Y + {k}",
+    "with open(__file__ if '__file__' in dir() else '/dev/null') as X:\n    pass",
+    "X = lambda: Y + {k}",
+    "import math as X",
+    "X = {{'v': {k}}}\nX['v'] += 1",
+    "(X := {k})",
+    "print(Y, {k})",
+    "X = sum(Y for _ in range(2))",
+]
+# A student cell reads X (bound by some demo, or by nothing) in some way; R and F are its own names.
+STUDENT = [
+    "R = X",
+    "def F():\n    return X",
+    "def F(v=X):\n    return v",
+    "F = lambda: X",
+    "R = [X for _ in range(2)]",
+    "R = [v for v in [X]]",
+    "R = f'{{X}}'",
+    "R = globals()['X']",
+    "R = getattr(__import__('__main__'), 'X', None)",
+    "X = 1\nR = X",
+    "for X in range(2):\n    R = X",
+    "if True:\n    X = 3\nR = X",
+    "try:\n    R = X\nexcept NameError:\n    R = None",
+    "class F:\n    v = X",
+    "def F():\n    global X\n    X = 7\n    return X",
+    "def F():\n    global X\n    X += 1\n    return 0",
+    "def F():\n    global X\n    del X\n    return 0",
+    "def F():\n    X = 2\n    return X",
+    "R = 0\nR += X",
+    "del X\nR = 1",
+    "R = eval('X')",
+    "R = {{v: X for v in range(2)}}",
+    "def F():\n    def g():\n        return X\n    return g()",
+]
+
+
+def _cell(src: str, graded: bool = False) -> dict:
+    meta = {"nbgrader": {"grade_id": "s", "solution": True, "grade": False}} if graded else {}
+    return {"cell_type": "code", "source": src, "metadata": meta, "outputs": []}
+
+
+def _run(cells: list[dict], left_out: set[int]) -> tuple[list, dict]:
+    """Each run cell's outcome, and the value (or error) of every F() and R at the end."""
+    ns: dict = {"__name__": "__main__"}
+    seen = []
+    for i, c in enumerate(cells):
+        if i in left_out:
+            continue
+        try:
+            exec(compile(c["source"], f"<cell {i}>", "exec"), ns)  # noqa: S102
+            seen.append((i, None, _value(ns, c)))
+        except Exception as err:  # noqa: BLE001
+            seen.append((i, type(err).__name__, None))
+    end = {}
+    for name in sorted(k for k in ns if k[0] in "RF"):
+        v = ns[name]
+        try:
+            end[name] = _repr(v() if callable(v) and not isinstance(v, type) else v)
+        except Exception as err:  # noqa: BLE001
+            end[name] = type(err).__name__
+    return [s for s in seen if not cells[s[0]].get("_demo")], end
+
+
+def _repr(v) -> str:
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(v))  # the same function, wherever it lives
+
+
+def _value(ns: dict, cell: dict) -> str:
+    if cell.get("_demo"):
+        return ""
+    v = ns.get("R", ns.get("F"))
+    try:
+        return _repr(v() if callable(v) and not isinstance(v, type) else v)
+    except Exception as err:  # noqa: BLE001
+        return type(err).__name__
+
+
+def _notebook(rng: random.Random) -> list[dict]:
+    cells = []
+    for n in range(rng.randint(3, 9)):
+        if rng.random() < 0.6:
+            x, y = rng.choice(NAMES), rng.choice(NAMES)
+            src = rng.choice(DEMO).format(k=rng.randint(1, 9)).replace("X", x).replace("Y", y)
+            cells.append({**_cell(src), "_demo": True})
+        else:
+            x = rng.choice(NAMES)
+            src = rng.choice(STUDENT).format().replace("X", x)
+            src = src.replace("R", f"R{n}").replace("F", f"F{n}")
+            cells.append(_cell(src, graded=rng.random() < 0.5))
+    return cells
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_leaving_out_what_skippable_names_changes_nothing_a_student_cell_sees(seed):
+    rng = random.Random(seed)
+    cells = _notebook(rng)
+    lesson = {c["source"].strip() for c in cells if c.get("_demo")}
+    left = demos.skippable(cells, lesson)
+    assert all(cells[i].get("_demo") for i in left)
+    full, skip = _run(cells, set()), _run(cells, left)
+    assert skip == full, "\n\n".join(
+        f"[{i}{' left out' if i in left else ''}]\n{c['source']}" for i, c in enumerate(cells)
+    )
+
+
+def test_the_generated_notebooks_leave_cells_out():
+    """The property above is not vacuous: most generated notebooks leave a demo out, and some
+    keep one because a student cell reads what it binds."""
+    left_any = kept_any = 0
+    for seed in range(400):
+        cells = _notebook(random.Random(seed))
+        lesson = {c["source"].strip() for c in cells if c.get("_demo")}
+        left = demos.skippable(cells, lesson)
+        n_demo = sum(bool(c.get("_demo")) for c in cells)
+        left_any += bool(left)
+        kept_any += len(left) < n_demo
+    assert left_any > 200 and kept_any > 100
+
+
+def _nb(*cells: str | tuple[str, bool]) -> list[dict]:
+    return [_cell(c) if isinstance(c, str) else _cell(c[0], c[1]) for c in cells]
+
+
+@pytest.mark.parametrize(
+    "demo, student, left",
+    [
+        ("x = 1", "def f():\n    return 2", True),
+        ("x = 1", "def f():\n    return x", False),  # read later, in a function body
+        ("x = 1", "y = x", False),  # read when it runs
+        ("x = 1", "x = 2\ny = x", True),  # bound by the cell itself before the read
+        ("x = 1", "if c:\n    x = 2\ny = x", False),  # maybe bound: the demo's x may be read
+        ("x = 1", "y = [x for x in range(3)]", True),  # the comprehension's own x
+        ("x = 1", "y = f'{x}'", False),
+        ("x = 1", "y = globals()['x']", False),
+        ("x = 1", "y = getattr(m, 'x')", False),
+        ("x = 1", "%time y = x", False),  # a magic: every identifier in it
+        ("x = 1", "y = x +", False),  # does not parse: every identifier in it
+        ("x = 1", "y = z +", True),
+        ("x = 1", "def f():\n    x = 3\n    return x", True),  # a local x
+        ("x = 1", "def f():\n    global x\n    x = 3", True),  # binds x, never reads it
+        ("x = 1", "def f():\n    global x\n    x += 3", False),
+        ("CONFIG['eps'] = 1", "y = 2", False),  # stores into an object it did not make
+        ("from math import *", "y = 2", False),
+        ("import math", "y = math.pi", False),
+        ("import math", "y = 2", True),
+        ("print(1)", "y = 2", True),
+        ("x = 1", "class C:\n    v = x", False),
+        ("x = 1", "def f(v=x):\n    return v", False),  # a default: read when the def runs
+    ],
+)
+def test_each_rule(demo, student, left):
+    cells = _nb("import os", demo, (student, True))
+    got = demos.skippable(cells, {"import os", demo})
+    assert (1 in got) is left
+
+
+def test_a_demo_runs_when_a_demo_that_runs_reads_it():
+    cells = _nb("x = 1", "y = x + 1", "z = 3", ("def f():\n    return y", True))
+    assert demos.skippable(cells, {"x = 1", "y = x + 1", "z = 3"}) == {2}
+
+
+def test_a_changed_or_new_cell_always_runs():
+    cells = _nb("x = 1", "x = 2  # mine", "w = 5")
+    assert demos.skippable(cells, {"x = 1"}) == {0}
+    # the lesson's source up to leading and trailing whitespace
+    assert demos.skippable(_nb("\n x = 1 \n"), {"x = 1"}) == {0}
+
+
+def test_lesson_demos_takes_only_ungraded_code_cells():
+    cells = [
+        _cell("x = 1"),
+        _cell("def f(): ...", graded=True),
+        {"cell_type": "markdown", "source": "y = 2", "metadata": {}},
+        {**_cell("assert f"), "metadata": {"nbgrader": {"grade": True, "grade_id": "t"}}},
+        {**_cell("task"), "metadata": {"nbgrader": {"task": True, "grade_id": "k"}}},
+    ]
+    assert demos.lesson_demos(cells) == {"x = 1"}
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_each_lesson_leaves_out_every_demo_but_its_imports(lesson):
+    """The reference of each lesson, as graded: every non-graded code cell but the first (the
+    imports every graded function needs) is left out. A lesson change that makes a graded function
+    read a demo's name shows here (and the harness then grades the variants with it run)."""
+    nb = json.loads((ROOT / "release" / lesson / f"{lesson}.ipynb").read_text())
+    src = json.loads((ROOT / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text())
+    left = demos.skippable(src["cells"], demos.lesson_demos(nb["cells"]))
+    ungraded = [
+        i
+        for i, c in enumerate(src["cells"])
+        if c["cell_type"] == "code" and not (c["metadata"].get("nbgrader") or {})
+    ]
+    assert left == set(ungraded[1:])
