@@ -114,9 +114,9 @@ def _full_marks(course: Path, lesson: str) -> tuple[float, float]:
         return sum(g.auto_score for g in auto), sum(g.max_score for g in auto)
 
 
-def left_out(course: Path, lesson: str, student: str = "student") -> tuple[int, int]:
-    """(code cells the grading left out, code cells) of an autograded notebook: a cell left out
-    (course/grading/demos.py) carries its note as its only output."""
+def left_out(course: Path, lesson: str, student: str = "student") -> tuple[int, int, int]:
+    """(code cells the grading left out, code cells, of which not graded) of an autograded
+    notebook: a cell left out (course/grading/demos.py) carries its note as its only output."""
     from course.grading.demos import NOTE
 
     nb = json.loads((course / "autograded" / student / lesson / f"{lesson}.ipynb").read_text())
@@ -126,7 +126,8 @@ def left_out(course: Path, lesson: str, student: str = "student") -> tuple[int, 
         and "".join(c["outputs"][0].get("text", "")) == NOTE
         for c in code
     )
-    return notes, len(code)
+    ungraded = sum(not (c["metadata"].get("nbgrader") or {}).get("grade_id") for c in code)
+    return notes, len(code), ungraded
 
 
 def _grade(course: Path, code: Path, lesson: str, cmd: list[str]) -> tuple[float, float]:
@@ -529,7 +530,7 @@ def render(rec: dict) -> str:
             "Plain and today leave out the lesson's own demo cells that no graded code needs "
             "(course/grading/demos.py: a cell the student wrote or changed always runs, and so "
             "does a demo cell whose names a running cell may read); the base ran every cell "
-            "(second column: code cells run, base -> plain). "
+            "(second column). "
             if skipping
             else ""
         )
@@ -553,7 +554,8 @@ def render(rec: dict) -> str:
             f"{rec['load_before'][0]:.1f} over 1 minute, {rec['load_before'][1]:.1f} over 5): the "
             "CPU figures count every process's busy time, so they may include other work.\n\n"
         )
-    body = table(["lesson", "test cells/points base -> today", "base wall s", "plain wall s",
+    body = table(["lesson", "test cells/points base -> today"
+                  + ("; code cells run base -> plain" if skipping else ""), "base wall s", "plain wall s",
                   "today wall s", "plain/base wall (range)", f"goal {goal}x",
                   "plain/base CPU (range)", "today/base wall (range)", "base CPU s",
                   "plain CPU s", "today CPU s"], rows)  # fmt: skip
@@ -740,8 +742,17 @@ def render(rec: dict) -> str:
         + (
             f" Plain and today leave out {sum(r['left_out']['plain'][0] for r in lessons.values())}"
             f" of the {sum(r['left_out']['plain'][1] for r in lessons.values())} code cells of the "
-            f"{len(lessons)} reference notebooks (each lesson's demo cells, all but the imports "
-            "cell); the autograded notebook and the feedback show a one-line note in their place, "
+            f"{len(lessons)} reference notebooks"
+            + (
+                " (every lesson's non-graded code cells but one, its imports)"
+                if all(
+                    len(r["left_out"]["plain"]) > 2
+                    and r["left_out"]["plain"][0] == r["left_out"]["plain"][2] - 1
+                    for r in lessons.values()
+                )
+                else ""
+            )
+            + "; the autograded notebook and the feedback show a one-line note in their place, "
             "not the student's plots, and `GuardedExecute.skip_demos = False` runs them all.\n"
             if skipping
             else " Every demo cell of a notebook still runs when it is graded (the autograded "

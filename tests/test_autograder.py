@@ -204,7 +204,7 @@ def _demo_reader(lesson: str, nb):
 
     nb = copy.deepcopy(nb)
     release = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
-    left = demos.skippable(nb.cells, demos.lesson_demos(release.cells))
+    left = demos.skippable(nb.cells, demos.lesson_cells(release.cells))
     named = [
         (i, stmt.targets[0].id)
         for i in sorted(left)

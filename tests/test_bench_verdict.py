@@ -131,14 +131,21 @@ def test_a_grown_lesson_is_compared_like_for_like():
 
 def test_cells_left_out_are_counted_where_the_table_and_the_estimate_say_so():
     rows = {"9.1": _row([10.0] * 5, [10.5] * 5), "9.4": _row([10.0] * 5, [11.0] * 5)}
-    rows["9.1"]["left_out"] = {"base": [0, 40], "plain": [33, 40], "today": [33, 40]}
-    rows["9.4"]["left_out"] = {"base": [0, 54], "plain": [32, 54], "today": [32, 54]}
+    rows["9.1"]["left_out"] = {"base": [0, 40, 34], "plain": [33, 40, 34], "today": [33, 40, 34]}
+    rows["9.4"]["left_out"] = {"base": [0, 54, 33], "plain": [32, 54, 33], "today": [32, 54, 33]}
     text = bv.render(_synthetic(rows))
+    assert "| lesson | test cells/points base -> today; code cells run base -> plain |" in text
     assert "| 9.1 | 3/10 -> 3/10; code cells run 40 -> 7 |" in text, text
     assert "| 9.4 | 3/10 -> 3/10; code cells run 54 -> 22 |" in text, text
     assert "Plain and today leave out the lesson's own demo cells" in text
-    assert "leave out 65 of the 94 code cells of the 2 reference notebooks" in text
+    assert (
+        "leave out 65 of the 94 code cells of the 2 reference notebooks (every lesson's "
+        "non-graded code cells but one, its imports);" in text
+    )
     assert "Every demo cell of a notebook still runs" not in text
+    rows["9.4"]["left_out"]["plain"] = [31, 54, 33]  # one more demo ran: no such claim
+    text = bv.render(_synthetic(rows))
+    assert "leave out 64 of the 94 code cells of the 2 reference notebooks;" in text
     # without cells left out (an older record): no column, no claim
     for r in rows.values():
         del r["left_out"]
@@ -149,7 +156,7 @@ def test_cells_left_out_are_counted_where_the_table_and_the_estimate_say_so():
 def test_a_grown_lesson_whose_demos_are_left_out_is_judged_as_measured():
     row = _row([10.0] * 5, [16.0] * 5)
     row["split"] = {"demo": [0.5] * 5, "new_in_kernel": [1.5] * 5, "new_cells": ["test_x"]}
-    row["left_out"] = {"base": [0, 54], "plain": [32, 54], "today": [32, 54]}
+    row["left_out"] = {"base": [0, 54, 33], "plain": [32, 54, 33], "today": [32, 54, 33]}
     text = bv.render(_synthetic({"9.4": row}))
     assert "**9.4 grew**: 1 test cell(s) the base lacks (test_x), which take 1.5 s" in text, text
     assert "plain/base 1.60x (1.60-1.60) wall, 1.60x (1.60-1.60) CPU, OVER the 1.2x goal" in text

@@ -141,7 +141,8 @@ def make_safety_classes():
         def _demos_to_skip(self, resources) -> set[int]:
             """The submission's cells that need not run (course/grading/demos.py), judged against
             the course's release notebook of this lesson; each gets a line of output saying so.
-            None when ``skip_demos`` is off or the release notebook is not there."""
+            None of them when ``skip_demos`` is off, the release notebook is not there or the
+            analysis fails."""
             from course.grading import demos
 
             nbg = (resources or {}).get("nbgrader") or {}
@@ -156,7 +157,12 @@ def make_safety_classes():
                 self.log.warning("GRADING-SAFETY: every cell runs: no release notebook to tell "
                                  "the lesson's demo cells by (%s)", err)  # fmt: skip
                 return set()
-            out = demos.skippable(self.nb.cells, demos.lesson_demos(lesson_cells))
+            try:
+                out = demos.skippable(self.nb.cells, demos.lesson_cells(lesson_cells))
+            except Exception as err:  # noqa: BLE001 (never a reason not to grade: run them all)
+                self.log.warning("GRADING-SAFETY: every cell runs: the demo-cell analysis "
+                                 "failed (%s: %s)", type(err).__name__, err)  # fmt: skip
+                return set()
             for i in out:
                 self.nb.cells[i].outputs = [new_output("stream", name="stdout", text=demos.NOTE)]
                 self.nb.cells[i].execution_count = None
@@ -189,8 +195,8 @@ def make_safety_classes():
                             if left <= 0:
                                 self.log.warning("GRADING-SAFETY: notebook time limit (%d s) reached "
                                                  "at cell %d", self.notebook_timeout, index)  # fmt: skip
-                                for c in self.nb.cells[index:]:
-                                    if c.cell_type == "code":
+                                for i, c in enumerate(self.nb.cells[index:], index):
+                                    if c.cell_type == "code" and i not in self._demo_skip:
                                         self._fail(
                                             c,
                                             "NotRun",

@@ -15,8 +15,9 @@ the mutation run (tests/grading/mutation.py) leaves alive computes the same cont
 mutant's key from that run and the comment lines below the header are the argument.
 
 ``run_variants`` executes the source notebook once (as the autograder would: NBGRADER_EXECUTION set,
-and the lesson's demo cells that course/grading/demos.py leaves out are left out here too, so every
-variant and mutant is graded on the notebook a class run grades),
+and the lesson's demo cells that course/grading/demos.py leaves out are left out here too; a variant
+or mutant that reads a name of one of them has it run first, as a class run grading that variant
+would),
 then for each variant: execs its code in the kernel, runs the test cells through the trusted verdict
 (course/grading/verdict.py: the tests run here, the functions are called in the kernel), records
 which cells fail, and restores the reference by re-running the solution cells. ``every_cell=False``
@@ -30,6 +31,7 @@ The kernel runs in the grading sandbox (course/grading/sandbox.py) wherever it c
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -259,9 +261,19 @@ class GradingKernel:
 
     def try_code(self, code: str, cells: list[str] | None = None) -> dict[str, bool] | None:
         """Run the variant ``code`` and then the test cells; None when the code itself fails."""
+        self._run_demos_read_by(code)
         if not self.run_code(code):
             return None
         return self.run_tests(cells)
+
+    def _run_demos_read_by(self, code: str) -> None:
+        """A class run decides what to leave out on the submission it grades: a variant that
+        reads a name of a demo left out here would have that demo run. Run such demos now (in
+        notebook order, after the rest: exact unless a later cell rebinds what they bind)."""
+        left = demos_left_out(self.lesson, self.info.nb, extra=code)
+        for idx in sorted(self.left_out - left):
+            self.client.execute_cell(self.info.nb.cells[idx], idx)
+        self.left_out &= left
 
     def restore(self) -> None:
         for gid, idx in self.info.solution_cells.items():
@@ -269,13 +281,22 @@ class GradingKernel:
                 raise RuntimeError(f"{self.lesson}: the reference cell {gid} failed to run again")
 
 
-def demos_left_out(lesson: str, nb) -> set[int]:
+def demos_left_out(lesson: str, nb, extra: str | None = None) -> set[int]:
     """The cells of ``nb`` a class run would leave out (GuardedExecute.skip_demos, on by default),
-    judged against the lesson's release notebook as the grader judges them."""
+    judged against the lesson's release notebook as the grader judges them; ``extra``: with this
+    code as one more cell of the student's at the end (a variant)."""
+    from course.grading import demos
+
+    cells = list(nb.cells) + ([nbformat.v4.new_code_cell(extra)] if extra is not None else [])
+    return demos.skippable(cells, _lesson_cells(lesson))
+
+
+@functools.cache
+def _lesson_cells(lesson: str):
     from course.grading import demos
 
     release = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
-    return demos.skippable(nb.cells, demos.lesson_demos(release.cells))
+    return demos.lesson_cells(release.cells)
 
 
 def _names(code: str) -> set[str]:
