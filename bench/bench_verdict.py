@@ -117,7 +117,7 @@ def _full_marks(course: Path, lesson: str) -> tuple[float, float]:
 def left_out(course: Path, lesson: str, student: str = "student") -> tuple[int, int, int]:
     """(code cells the grading left out, code cells, of which not graded) of an autograded
     notebook: a cell left out (course/grading/demos.py) carries its note as its only output."""
-    from course.grading.demos import NOTE
+    from course.grading.demos import NOTE, graded
 
     nb = json.loads((course / "autograded" / student / lesson / f"{lesson}.ipynb").read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
@@ -126,7 +126,7 @@ def left_out(course: Path, lesson: str, student: str = "student") -> tuple[int, 
         and "".join(c["outputs"][0].get("text", "")) == NOTE
         for c in code
     )
-    ungraded = sum(not (c["metadata"].get("nbgrader") or {}).get("grade_id") for c in code)
+    ungraded = sum(not graded(c) for c in code)
     return notes, len(code), ungraded
 
 
@@ -467,6 +467,13 @@ def _standing(ratios: list[float], goal: float, cpu: list[float] | None = None) 
             + (f" ({v[1]})" if len(v) > 1 else ""))  # fmt: skip
 
 
+def _slower(ratios: list[float]) -> str:
+    """A class run's ratios against the base, in words (goal: not slower)."""
+    if min(ratios) <= 1.0 <= max(ratios):
+        return "no measurable difference"
+    return "not slower" if _med(ratios) <= 1.0 else "SLOWER"
+
+
 def class_use(size: int, who: str, one_wall: float, class_wall: float) -> float:
     """How well a class run used its 2 workers: the share of a perfect split (every grading as
     long as a single one, two at a time) that it reached. The runs other than the base also grade
@@ -479,6 +486,11 @@ def render(rec: dict) -> str:
     """The ``verdict`` section of BENCHMARKS.md, every figure computed from ``rec``."""
     goal, reps = rec["goal"], rec["reps"]
     lessons = rec["lessons"]
+    # today leaves cells out where plain did on some lesson and the base on none
+    skipping = all("left_out" in r for r in lessons.values()) and (
+        any(r["left_out"]["plain"][0] for r in lessons.values())
+        and not any(r["left_out"]["base"][0] for r in lessons.values())
+    )
     rows = []
     for lesson, r in lessons.items():
         w = {k: _med(v) for k, v in r["wall"].items()}
@@ -488,7 +500,7 @@ def render(rec: dict) -> str:
         rows.append([
             lesson, f"{r['tested']['base']} -> {r['tested']['today']}"
             + (f"; code cells run {lo['base'][1] - lo['base'][0]} -> "
-               f"{lo['plain'][1] - lo['plain'][0]}" if lo else ""),
+               f"{lo['plain'][1] - lo['plain'][0]}" if skipping else ""),
             f"{w['base']:.1f}", f"{w['plain']:.1f}", f"{w['today']:.1f}",
             _range(pb), verdict_on_goal(pb, goal, _paired(r, "plain", "base", "cpu")),
             _range(_paired(r, "plain", "base", "cpu")), _range(_paired(r, "today", "base")),
@@ -504,7 +516,6 @@ def render(rec: dict) -> str:
     today = rec["today"]["commit"][:7] + (
         " with uncommitted changes" if rec["today"]["dirty"] else ""
     )
-    skipping = any(r.get("left_out", {}).get("plain", (0, 0))[0] for r in lessons.values())
     header = (
         f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; load average (1, 5, 15 "
         f"min) {', '.join(f'{x:.1f}' for x in rec['load_before'])} before, "
@@ -563,16 +574,7 @@ def render(rec: dict) -> str:
     for lesson, r in lessons.items():
         pb, pbc = _paired(r, "plain", "base"), _paired(r, "plain", "base", "cpu")
         sp = r.get("split")
-        if sp and skipping:  # today runs no demo cell: its ratio is judged as measured
-            notes.append(
-                f"**{lesson} grew**: {len(sp['new_cells'])} test cell(s) the base lacks "
-                f"({', '.join(sp['new_cells'])}), which take {_med(sp['new_in_kernel']):.1f} s "
-                "run as the base ran test cells (in full, inside the kernel, after the notebook; "
-                f"one plain kernel outside the sandbox, median of {len(sp['new_in_kernel'])}). "
-                f"The ratios above include them: plain/base {_range(pb)} wall, {_range(pbc)} "
-                f"CPU, {_standing(pb, goal, pbc)}."
-            )
-        elif sp:
+        if sp:
             extra = [d + n for d, n in zip(sp["demo"], sp["new_in_kernel"], strict=True)]
             # the extra work was measured apart from the gradings: its median, added to each base
             fair = [p / (b + _med(extra)) for p, b in zip(r["wall"]["plain"], r["wall"]["base"],
@@ -612,19 +614,25 @@ def render(rec: dict) -> str:
         kw = {w: [x["wall"] for x in k["runs"] if x["who"] == w] for w in who_ran}
         kc = {w: [x["cpu"] for x in k["runs"] if x["who"] == w and "cpu" in x] for w in who_ran}
         kr = [t / b for t, b in zip(kw["today"], kw["base"], strict=True)]
+        sp = lessons.get(k["lesson"], {}).get("split")
+        if sp:  # what the base would add on today's notebook, per student, spread over 2 workers
+            add = _med(sp["demo"]) + _med(sp["new_in_kernel"])
+            fair_base = {"wall": [b + k["size"] * add / 2 for b in kw["base"]]}
+            kr_fair = [t / b for t, b in zip(kw["today"], fair_base["wall"], strict=True)]
         text = (
             f"\n\n**Class run, {k['lesson']}.** {k['size']} reference submissions, "
             f"`runner.autograde` on 2 workers, {', '.join(who_ran)} in turn, "
             f"{len(kw['base'])} run(s) each; every student got full marks in every run. Wall: "
             + ", ".join(f"{w} {', '.join(f'{x:.1f}' for x in kw[w])} s" for w in who_ran)
             + f"; today/base {_range(kr)}, "
+            + _slower(kr)
             + (
-                "no measurable difference"
-                if min(kr) <= 1.0 <= max(kr)
-                else "not slower"
-                if _med(kr) <= 1.0
-                else "SLOWER"
-            )  # fmt: skip
+                f" as measured; like for like, {_range(kr_fair)}, {_slower(kr_fair)} (each base run "
+                f"plus {k['size']} x {add:.1f} s over 2 workers: the work the base would add on "
+                "today's notebook, its new test cells and demo cells, measured above)"
+                if sp
+                else ""
+            )
             + " (goal: not slower)."
         )
         forks = [x.get("forks") for x in k["runs"] if x["who"] != "base"]
@@ -673,8 +681,18 @@ def render(rec: dict) -> str:
                 text += (
                     f" The trusted verdict's own cost as a class is graded, plain/base: wall "
                     f"{_range(pw)}, {_standing(pw, goal, pc)}; CPU {_range(pc)}, "
-                    f"{_standing(pc, goal)}."
+                    f"{_standing(pc, goal)}"
                 )
+                if sp:
+                    pwf = [t / b for t, b in zip(kw["plain"], fair_base["wall"], strict=True)]
+                    pcf = [t / (b + k["size"] * add) for t, b in zip(kc["plain"], kc["base"],
+                                                                    strict=True)]  # fmt: skip
+                    text += (
+                        f"; like for like (the base's CPU plus {k['size']} x {add:.1f} s), wall "
+                        f"{_range(pwf)}, {_standing(pwf, goal, pcf)}; CPU {_range(pcf)}, "
+                        f"{_standing(pcf, goal)}"
+                    )
+                text += "."
         klass += text
     if len(classes) == 1 and "classes" not in rec:
         klass += f" One lesson only ({classes[0]['lesson']})."

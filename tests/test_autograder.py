@@ -121,6 +121,8 @@ def test_planted_bugs_are_caught_only_where_they_are_and_valid_answers_pass(less
     res = harness(lesson)
     assert not any(res["baseline"].values()), f"the reference fails: {res['baseline']}"
     assert not any(res["restored"].values()), "the reference was not restored after the variants"
+    # graded with exactly the cells a class run leaves out of the reference (course/grading/demos.py)
+    assert res["demos_run"] == {}, f"variants that read a demo's name: {res['demos_run']}"
     missed, strays, false_fails = [], [], []
     for v in vf.variants:
         failed = {c for c, f in res[v.name].items() if f}

@@ -153,14 +153,29 @@ def test_cells_left_out_are_counted_where_the_table_and_the_estimate_say_so():
     assert "code cells run" not in text and "Every demo cell of a notebook still runs" in text
 
 
-def test_a_grown_lesson_whose_demos_are_left_out_is_judged_as_measured():
-    row = _row([10.0] * 5, [16.0] * 5)
+def test_a_grown_lesson_is_compared_like_for_like_in_its_class_run_too():
+    row = _row([10.0] * 5, [13.0] * 5)
     row["split"] = {"demo": [0.5] * 5, "new_in_kernel": [1.5] * 5, "new_cells": ["test_x"]}
     row["left_out"] = {"base": [0, 54, 33], "plain": [32, 54, 33], "today": [32, 54, 33]}
-    text = bv.render(_synthetic({"9.4": row}))
-    assert "**9.4 grew**: 1 test cell(s) the base lacks (test_x), which take 1.5 s" in text, text
-    assert "plain/base 1.60x (1.60-1.60) wall, 1.60x (1.60-1.60) CPU, OVER the 1.2x goal" in text
-    assert "like for like" not in text.lower()
+    rec = _synthetic({"9.4": row})
+    rec["classes"] = [{"lesson": "9.4", "size": 20, "runs": [
+        {"who": "base", "wall": 80.0, "cpu": 150.0, "full": 20, "forks": None},
+        {"who": "plain", "wall": 110.0, "cpu": 200.0, "full": 20, "forks": 22},
+        {"who": "today", "wall": 100.0, "cpu": 180.0, "full": 20, "forks": 22},
+        {"who": "today", "wall": 100.0, "cpu": 180.0, "full": 20, "forks": 22},
+        {"who": "plain", "wall": 110.0, "cpu": 200.0, "full": 20, "forks": 22},
+        {"who": "base", "wall": 80.0, "cpu": 150.0, "full": 20, "forks": None}]}]  # fmt: skip
+    text = bv.render(rec)
+    # single grading: 13 / (10 + 0.5 + 1.5) = 1.08x like for like, 1.30x as measured
+    assert "plus the median of that work: 1.08x (1.08-1.08), within the 1.2x goal" in text, text
+    # class: 100 / (80 + 20 x 2.0 / 2) = 1.00x, as measured 1.25x
+    assert (
+        "today/base 1.25x (1.25-1.25), SLOWER as measured; like for like, 1.00x (1.00-1.00)" in text
+    )
+    assert "plus 20 x 2.0 s over 2 workers" in text
+    # plain: wall 110 / 100 = 1.10x; CPU 200 / (150 + 20 x 2.0) = 1.05x
+    assert "like for like (the base's CPU plus 20 x 2.0 s), wall 1.10x (1.10-1.10)" in text
+    assert "CPU 1.05x (1.05-1.05), within the 1.2x goal." in text, text
 
 
 def test_no_measurable_difference_needs_both_wall_and_cpu_on_both_sides_of_one():

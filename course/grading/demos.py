@@ -9,42 +9,51 @@ shows something (a plot, a table, a self-check) need not run again when the cour
 - its source is, up to leading and trailing whitespace, the source of one of the lesson's own
   non-graded code cells, taken from the course's release notebook (``lesson_cells``), never from
   the submission: a cell the student wrote or changed always runs;
-- it parses (as plain Python, or after IPython's transformation of at most ``MAX_MAGICS`` magic
-  lines), is not over ``MAX_CELL``, binds names only in ways the analysis sees (no
-  ``from ... import *``, nothing of ``DYNAMIC``: ``exec``, a magic such as ``%%time`` that runs
-  its text as code, ...), and stores into no attribute or item of an object it did not make
-  itself (made: from a literal, a call or arithmetic; not a name, an attribute or item of another
+- its analysis succeeds (``_Cell``: it parses as Python, or after IPython's transformation of its
+  magics within ``MAX_TRANSFORM`` and ``MAX_MAGICS``; it is within ``MAX_CELL``);
+- it binds names only in ways the analysis sees: no ``from ... import *``, nothing of ``DYNAMIC``
+  (``exec``, ``globals()``, a magic such as ``%%time`` that runs its text as code, ...), no
+  mention of IPython's history (``HISTORY``);
+- it stores into no attribute or item of an object it did not make (made: a ``_fresh`` value,
+  such as a literal, a call's result or arithmetic; not a name, an attribute or item of another
   object, or a loop variable: ``CONFIG["eps"] = ...``, ``o = CFG["opt"]; o["lr"] = 2``,
-  ``for p in model.ps: p.frozen = True`` and ``setattr(...)`` are such stores), at its top level
-  or in a function or class it defines (``_binds``, ``_writes``).
+  ``for p in model.ps: p.frozen = True`` and ``setattr(...)`` are such stores), neither at its
+  top level nor in a def, lambda or class it defines (``_Binds``, ``_writes``).
 
-Every other code cell runs: solutions, test cells, the student's own cells. When the submission's
-code is over ``MAX_TOTAL``, or the analysis fails in any way, every cell runs.
+Every other code cell runs: solutions, test cells, the student's own cells.
 
-**A candidate runs too** (``skippable``, applied until nothing changes, since a candidate that runs
-needs its own inputs in turn) when
+**A candidate runs too** (applied until nothing changes, since a candidate that runs needs its
+own inputs in turn) when
 
 - a running cell j reads, when it runs, a name the candidate binds, the candidate comes before j,
-  and j has not surely bound the name itself before the read;
+  and j has not surely bound the name itself before the read (``_now``);
 - a running cell reads a name the candidate binds inside a function or lambda body (read when the
   function is called, perhaps after the whole notebook has run), wherever the candidate is;
-- it reads a name that a cell the student wrote (a cell whose source is none of the lesson's code
-  cells: the solutions, the student's own cells) binds to anything but an import, a literal
-  constant or a function that changes no global state (``_student_state``), or that any running
-  cell binds to a function that does (``_writes``): the candidate could change that object, or
-  call the function that changes it.
+- it binds the name of a function or class a graded solution cell defines (the verdict looks the
+  graded functions up by name after the whole notebook has run);
+- it reads a name that the student made something a demo could change (``_student_state``: a
+  name a cell that is none of the lesson's code cells binds to anything but an import, a literal
+  constant or a plain function), or a function that may change state outside itself (it writes,
+  ``_writes``, or reads a name of the first kind or another such function): the candidate could
+  change that object, or call the function that changes it.
 
 A cell that can reach a global through a string or run text as code (it mentions one of
-``DYNAMIC``: ``globals``, ``vars()``, ``eval``, ``__main__``, ``sys.modules``, IPython's ``Out``,
-a magic, ...) or whose analysis fails reads every identifier in its text.
+``DYNAMIC`` or ``DYNAMIC_ATTRS``: ``globals``, ``vars()``, ``eval``, ``__main__``, ``sys.modules``,
+pandas' ``query``, a magic, ...) or whose analysis fails reads every identifier in its text. A
+running cell that reads IPython's history (``Out``, ``_12``, a ``_`` it did not bind) depends on
+every cell before it: then nothing is left out. Nothing is left out either when the notebook's
+code is over ``MAX_TOTAL`` or the analysis takes more than ``MAX_SECONDS``; it runs in the
+grader's own process, and no input makes it raise or run unbounded.
 
 **What this cannot see**, and why the lessons are safe from it: a name built at run time from
-pieces (``globals()[f"w{i}"]``: the identifiers of the text are read, not ``w3``); state outside the
-notebook's names that a demo changes by a call (``np.random.seed``, ``torch.manual_seed``, a file
-it writes, a module's attribute) or a method call on an object a lesson cell made. The lessons'
-graded functions and tests do not depend on either: every planted bug, valid alternative and
-mutant is graded with exactly the cells this module leaves out (tests/grading/harness.py), and
-tests/test_demos.py checks the rules against execution on generated notebooks.
+pieces (``globals()[f"w{i}"]``: the identifiers of the text are read, not ``w3``); state outside
+the notebook's names that a demo changes by a call (``np.random.seed``, ``torch.manual_seed``, a
+file it writes, a module's attribute); a method call on an object a lesson cell made
+(``losses.append(...)``); a call that returns an object it keeps, taken to be a new object. The
+lessons' graded functions and tests do not depend on any of these: every planted bug, valid
+alternative and mutant is graded with the cells this module leaves out (tests/grading/harness.py;
+tests/test_autograder.py checks that no variant needs a demo run), and tests/test_demos.py checks
+the rules against execution on generated notebooks.
 
 A cell left out gets one line of output saying so (``NOTE``). ``GuardedExecute.skip_demos =
 False`` (course/nbgrader_config.py) runs every cell.
@@ -55,20 +64,31 @@ from __future__ import annotations
 import ast
 import re
 import symtable
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Names through which code reaches a global by a string, runs text as code, or binds a name the
-# syntax tree does not show; ``Out``, ``_oh``, ``In``, ``_ih``: IPython's history. ``vars`` and
-# ``dir`` count only without an argument (``vars(obj)`` is obj's own attributes).
+# syntax tree does not show. ``vars`` and ``dir`` count only without an argument (``vars(obj)`` is
+# obj's own attributes).
 DYNAMIC = frozenset({"globals", "locals", "vars", "dir", "eval", "exec", "compile", "__import__",
-                     "__builtins__", "__main__", "get_ipython", "importlib", "run_path", "runpy",
-                     "Out", "_oh", "In", "_ih"})  # fmt: skip
-HISTORY = re.compile(r"_i?\d+$")  # IPython's _12, _i12 (not ``_``, the usual throwaway name)
+                     "__builtins__", "__main__", "get_ipython", "importlib", "run_path",
+                     "runpy"})  # fmt: skip
+# Attributes that do the same: a frame's or a function's globals; and, called on a string,
+# pandas' and numexpr's expressions that read ``@name`` from the caller's globals
+# (``df.query("v < @x")``; not ``model.eval()``).
+DYNAMIC_ATTRS = frozenset({"__dict__", "f_globals", "_getframe", "__globals__"})
+EXPRESSION_ATTRS = frozenset({"query", "eval", "evaluate"})
+# IPython's history of inputs and outputs: leaving cells out changes it.
+HISTORY = frozenset({"Out", "_oh", "In", "_ih", "_i", "_ii", "_iii"})  # ``_``: see _skippable
+HISTORY_N = re.compile(r"_i?\d+$")  # _12, _i12
 MAX_CELL = 64 * 1024  # characters of one cell the analysis reads
-MAX_TOTAL = 1024 * 1024  # characters of all code cells together
-MAX_MAGICS = 50  # lines of one cell for IPython to transform (magics, ``!`` lines, ``x?``)
+MAX_TOTAL = 1024 * 1024  # characters of all code cells together (each counted as at least 100)
+MAX_TRANSFORM = 8 * 1024  # characters of a cell IPython may transform (magics, ``!`` lines, ``x?``)
+MAX_MAGICS = 50  # ... and lines of it to transform
+MAX_SECONDS = 20.0  # the whole analysis; past it, every cell runs
+ESCAPE = re.compile(r"^\s*[%!?,;/]|=\s*[%!]|\?\s*$")  # a line IPython transforms
 NOTE = "(a demo cell of the lesson: not run again when the course grades)\n"
 
 
@@ -87,7 +107,7 @@ def lesson_cells(cells: Iterable[dict]) -> LessonCells:
         if c.get("cell_type") != "code":
             continue
         code.add(_source(c).strip())
-        if not _graded(c):
+        if not graded(c):
             demos.add(_source(c).strip())
     return LessonCells(frozenset(demos), frozenset(code))
 
@@ -97,18 +117,23 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-def _graded(cell: dict) -> bool:
+def graded(cell: dict) -> bool:
+    """An nbgrader solution, test or task cell (everything else is not graded)."""
     meta = (cell.get("metadata") or {}).get("nbgrader") or {}
     return bool(meta.get("grade") or meta.get("solution") or meta.get("task"))
 
 
 class _Cell:
     """One cell's source, as Python (IPython's transformation of magics and ``!`` lines, where
-    plain Python does not parse), its syntax tree and its scopes; ``tree`` is None when any of that
-    fails, or the cell is over ``MAX_CELL`` or has more than ``MAX_MAGICS`` lines to transform."""
+    plain Python does not parse), its syntax tree and its scopes. ``tree`` is None when any of
+    that fails, or the cell is over ``MAX_CELL``, or it needs IPython's transformation and is over
+    ``MAX_TRANSFORM`` or has more than ``MAX_MAGICS`` lines to transform (each one costs IPython
+    a pass over the cell). ``dynamic``: it mentions one of ``DYNAMIC`` (``_dynamic``);
+    ``history``: it mentions IPython's history."""
 
     def __init__(self, src: str) -> None:
-        self.src, self.py, self.tree, self.table, self.dynamic = src, src, None, None, False
+        self.src, self.py, self.tree, self.table = src, src, None, None
+        self.dynamic = self.history = False
         if len(src) > MAX_CELL:
             return
         try:
@@ -117,12 +142,20 @@ class _Cell:
             except SyntaxError:
                 from IPython.core.inputtransformer2 import TransformerManager
 
-                if sum(_escape(line) for line in src.splitlines()) > MAX_MAGICS:
-                    raise  # IPython's transformation takes time for each such line
+                lines = src.splitlines()
+                if (
+                    len(src) > MAX_TRANSFORM
+                    or sum(map(bool, map(ESCAPE.search, lines))) > MAX_MAGICS
+                ):
+                    raise
                 self.py = TransformerManager().transform_cell(src)
                 self.tree = ast.parse(self.py)
             self.table = symtable.symtable(self.py, "<cell>", "exec")
             self.dynamic = _dynamic(self.tree)
+            self.history = any(
+                isinstance(n, ast.Name) and (n.id in HISTORY or HISTORY_N.match(n.id))
+                for n in ast.walk(self.tree)
+            )
         except Exception:  # noqa: BLE001 (IndentationError, RecursionError, IPython's RuntimeError)
             self.tree = self.table = None
 
@@ -130,30 +163,40 @@ class _Cell:
         return set(IDENT.findall(self.py))
 
 
-def _escape(line: str) -> bool:
-    """A line IPython transforms: a magic, a shell escape, a help request."""
-    stripped = line.strip()
-    return stripped[:1] in ("%", "!") or stripped.endswith("?") or stripped[:1] == "?"
+def _text(node: ast.AST) -> bool:
+    """A string literal or an f-string."""
+    return isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
 
 
 def _dynamic(tree: ast.AST) -> bool:
-    """The tree names one of ``DYNAMIC`` (``vars`` and ``dir`` without an argument), IPython's
-    history (``_12``), ``sys.modules``, a ``__dict__`` or a frame's globals, or imports from
-    ``__main__``."""
-    with_args = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args}
+    """The tree names one of ``DYNAMIC`` (``vars`` and ``dir`` without an argument) or of
+    ``DYNAMIC_ATTRS`` as an attribute, calls one of ``EXPRESSION_ATTRS`` on a string, names
+    ``sys.modules``, or imports ``__main__`` or ``sys.modules``."""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    with_args = {id(n.func) for n in calls if n.args}
+    on_text = {
+        id(n.func)
+        for n in calls
+        if any(_text(a) for a in [*n.args, *(k.value for k in n.keywords)])
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             if node.id in ("vars", "dir") and id(node) in with_args:
                 continue
-            if node.id in DYNAMIC or HISTORY.match(node.id):
+            if node.id in DYNAMIC:
                 return True
         elif isinstance(node, ast.Attribute):
-            if node.attr in ("__dict__", "f_globals", "_getframe") or (
+            if node.attr in DYNAMIC_ATTRS or (
                 node.attr == "modules" and isinstance(node.value, ast.Name)
                 and node.value.id == "sys"
-            ):  # fmt: skip
+            ) or (node.attr in EXPRESSION_ATTRS and id(node) in on_text):  # fmt: skip
                 return True
-        elif isinstance(node, ast.ImportFrom) and node.module == "__main__":
+        elif isinstance(node, ast.ImportFrom) and (
+            node.module == "__main__" or node.module == "sys"
+            and any(a.name == "modules" for a in node.names)
+        ):  # fmt: skip
             return True
         elif isinstance(node, ast.Import) and any(a.name == "__main__" for a in node.names):
             return True
@@ -202,8 +245,8 @@ def _now(body: list[ast.stmt], bound: set[str]) -> set[str]:
     """Names the statements read when they run that no earlier statement of theirs has surely
     bound. ``bound`` grows with what each statement surely binds: the targets of a plain
     assignment, a ``with ... as``, an import, a def or class; inside a ``for`` body, its target.
-    What is under ``if``, ``while``, ``try`` or a loop may not run, so it binds nothing for what
-    follows (those bodies get a copy)."""
+    What is under ``if``, ``while``, ``try``, ``with`` or a loop may not run to its end, so it
+    binds nothing for what follows (those bodies get a copy)."""
     out: set[str] = set()
     for stmt in body:
         if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
@@ -223,7 +266,8 @@ def _now(body: list[ast.stmt], bound: set[str]) -> set[str]:
                 if item.optional_vars is not None:
                     out |= _loads(item.optional_vars, bound)
                     bound |= _targets(item.optional_vars)
-            out |= _now(stmt.body, bound)  # a with body runs: what it binds stays bound
+            # the body may stop early and the manager swallow the error (contextlib.suppress)
+            out |= _now(stmt.body, set(bound))
         elif isinstance(stmt, ast.If | ast.While):
             out |= _loads(stmt.test, bound)
             out |= _now(stmt.body, set(bound)) | _now(stmt.orelse, set(bound))
@@ -286,51 +330,92 @@ def used_names(src: str) -> tuple[set[str], set[str]]:
 
 # --- what a cell binds -------------------------------------------------------------------------
 
-# A value that may be an object made elsewhere: assigned from one of these, a name is an alias and
-# a store into it changes that object. Any other value (a literal, a call, arithmetic) is taken to
-# be a new object (a call that returns an object it keeps, ``o = cfg.get("opt")``, is not seen).
-_ALIAS = (ast.Name, ast.Attribute, ast.Subscript, ast.Starred, ast.IfExp, ast.BoolOp,
-          ast.NamedExpr)  # fmt: skip
+
+def _fresh(value: ast.AST) -> bool:
+    """The value is a new object, not one made elsewhere: a literal or comprehension of new
+    objects, a call's result, arithmetic, an f-string, a lambda. A name, an attribute, an item or
+    anything that may evaluate to one (``a or b``, ``x if c else y``) is not. (A call that returns
+    an object it keeps, ``o = cfg.get("opt")``, is taken to be new: not seen.)"""
+    if isinstance(value, ast.Constant | ast.Call | ast.BinOp | ast.UnaryOp | ast.Compare
+                  | ast.JoinedStr | ast.Lambda):  # fmt: skip
+        return True
+    if isinstance(value, ast.List | ast.Tuple | ast.Set):
+        return all(_fresh(e) for e in value.elts)
+    if isinstance(value, ast.Dict):  # keys are hashable values; what is stored is the values
+        return None not in value.keys and all(map(_fresh, value.values))
+    if isinstance(value, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+        return _fresh(value.elt)
+    if isinstance(value, ast.DictComp):
+        return _fresh(value.value)
+    return False
+
+
+def _pairs(target: ast.AST, value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """(target, value) pairs of an assignment, unpacked where both sides are displays of the same
+    length without a star (``a, (b, c) = x, (y, [])``); otherwise the whole of each."""
+    if (isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List)
+            and len(target.elts) == len(value.elts)
+            and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])):  # fmt: skip
+        return [p for t, v in zip(target.elts, value.elts, strict=True) for p in _pairs(t, v)]
+    return [(target, value)]
+
+
+def _header(node: ast.AST) -> list[ast.AST]:
+    """What runs when a def, lambda or class statement runs: decorators, defaults, annotations,
+    bases and keywords (not the body)."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    a = node.args
+    args = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+    return [
+        *getattr(node, "decorator_list", []),
+        *a.defaults,
+        *[d for d in a.kw_defaults if d is not None],
+        *[x.annotation for x in args if x is not None and x.annotation is not None],
+        *([node.returns] if getattr(node, "returns", None) is not None else []),
+    ]
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 class _Binds(ast.NodeVisitor):
-    """Top-level bindings of a cell (``names``), what kind each is (``kinds``: import, const,
-    def, other) and whether it stores into an object it did not make from a literal
-    (``outside``), at its top level or in a function it defines."""
+    """The bindings of one scope's statements: ``names``, the kind of each (``kinds``: import,
+    const, def, writer, other: ``writer`` is a def or class whose code may change state outside
+    itself, ``_writes``) and whether the statements store into an object they did not make
+    (``outside``: an attribute or item of a name not bound here to a ``_fresh`` value, or
+    ``setattr``/``delattr``). Nested scopes are not entered; with ``top`` (a cell's own top
+    level) each def, lambda and class it reaches is checked by ``_writes``, which counts as a
+    store into an outside object."""
 
-    def __init__(self) -> None:
+    def __init__(self, top: bool = True) -> None:
         self.names: set[str] = set()
         self.kinds: dict[str, set[str]] = {}
-        self.own: set[str] = set()  # names bound, in this cell, to an object it made
+        self.own: set[str] = set()  # names bound here to an object made here
         self.outside = False
-        self.assigning = False
+        self.top = top
+        self.targets: set[str] = set()  # the names the assignment being visited binds itself
 
     def _bind(self, name: str, kind: str) -> None:
         self.names.add(name)
         self.kinds.setdefault(name, set()).add(kind)
+        self.own.discard(name)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for t in node.targets:
-            self.assigning = True  # its names are bound below, with their kind
+            self.targets = _targets(t)  # bound below, with their kind
             self.visit(t)
-            self.assigning = False
-            pairs = [(t, node.value)]
-            if (isinstance(t, ast.Tuple | ast.List) and isinstance(node.value, ast.Tuple | ast.List)
-                    and len(t.elts) == len(node.value.elts)):  # fmt: skip
-                pairs = list(zip(t.elts, node.value.elts, strict=True))  # a, b = x, []
-            for target, value in pairs:
+            self.targets = set()
+            for target, value in _pairs(t, node.value):
                 for n in _targets(target):
                     self._bind(n, "const" if isinstance(value, ast.Constant) else "other")
-                    (self.discard if isinstance(value, _ALIAS) else self.own.add)(n)
-
-    def discard(self, name: str) -> None:
-        self.own.discard(name)
+                    if _fresh(value):
+                        self.own.add(n)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Store | ast.Del) and not self.assigning:
+        if isinstance(node.ctx, ast.Store | ast.Del) and node.id not in self.targets:
             self._bind(node.id, "other")
-            self.own.discard(node.id)
 
     def _store_into(self, node: ast.Attribute | ast.Subscript) -> None:
         base = node.value
@@ -360,18 +445,16 @@ class _Binds(ast.NodeVisitor):
 
     visit_ImportFrom = visit_Import
 
-    def _scope(self, node) -> None:  # a def or class binds its name; its body is its own scope
-        self._bind(node.name, "writer" if _writes(node) else "def")
-        for d in node.decorator_list:
-            self.visit(d)
-        if _writes(node):
+    def _scope(self, node) -> None:
+        for part in _header(node):
+            self.visit(part)
+        writes = self.top and _writes(node)
+        if writes:
             self.outside = True
+        if not isinstance(node, ast.Lambda):  # a def or class binds its name
+            self._bind(node.name, "writer" if writes else "def")
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        if _writes(node):
-            self.outside = True
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _scope
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.name:
@@ -388,18 +471,16 @@ class _Binds(ast.NodeVisitor):
 
 
 def _writes(node: ast.AST) -> bool:
-    """A function, lambda or class whose code may change state outside itself: it declares a
-    name ``global`` or ``nonlocal``, or stores into an attribute or item of an object it did not
-    make from a literal (its parameters and ``self`` included)."""
-    for fn in ast.walk(node):
-        if isinstance(fn, ast.Global | ast.Nonlocal):
+    """A def, lambda or class whose code may change state outside itself: it or a scope inside it
+    declares a name ``global`` or ``nonlocal``, or stores into an attribute or item of an object
+    it did not make (its parameters and ``self`` included). Each scope is read once."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Global | ast.Nonlocal):
             return True
-        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            v = _Binds()
-            body = fn.body if isinstance(fn.body, list) else [fn.body]
-            for stmt in body:
-                if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    v.visit(stmt)  # nested scopes are checked on their own by the walk
+        if isinstance(inner, _SCOPES):
+            v = _Binds(top=False)
+            for stmt in inner.body if isinstance(inner.body, list) else [inner.body]:
+                v.visit(stmt)
             if v.outside:
                 return True
     return False
@@ -407,7 +488,7 @@ def _writes(node: ast.AST) -> bool:
 
 def _binds(c: _Cell) -> _Binds | None:
     """The cell's bindings, or None when the analysis cannot see them all (see ``_Binds``)."""
-    if c.tree is None or c.dynamic:
+    if c.tree is None or c.dynamic or c.history:
         return None
     v = _Binds()
     try:
@@ -423,17 +504,18 @@ def _binds(c: _Cell) -> _Binds | None:
 
 
 def bound_names(src: str) -> set[str] | None:
-    """The names the cell binds at the top level, or None when it cannot be a candidate (it does
-    not parse, mentions one of ``DYNAMIC``, imports *, or stores into an object it did not make
-    from a literal)."""
+    """The names the cell binds at the top level, or None when it cannot be a candidate (its
+    analysis fails, it mentions one of ``DYNAMIC`` or IPython's history, imports *, or stores into
+    an object it did not make)."""
     v = _binds(_Cell(src))
     return None if v is None or v.outside else v.names
 
 
 def _student_state(cells: list[_Cell], binds: list[_Binds | None]) -> set[str]:
-    """Names a student-written cell binds to something a demo could change or that changes
-    global state: anything but imports, literal constants and functions that write nothing; a
-    cell whose bindings cannot be seen gives every identifier in its text."""
+    """Names the student's cells (those that are none of the lesson's code cells) bind to
+    something a demo could change or that changes state: anything but imports, literal constants
+    and plain functions; a cell whose bindings cannot be seen gives every identifier in its
+    text."""
     out: set[str] = set()
     for c, b in zip(cells, binds, strict=True):
         if b is None:
@@ -448,34 +530,80 @@ def _student_state(cells: list[_Cell], binds: list[_Binds | None]) -> set[str]:
 
 def skippable(cells: Sequence[dict], lesson: LessonCells) -> set[int]:
     """Indices of ``cells`` (a submission's cells, as nbformat dicts) that grading may leave out,
-    by the rules in the module docstring."""
-    code = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
-    if sum(len(_source(cells[i])) for i in code) > MAX_TOTAL:
+    by the rules in the module docstring; none when the analysis would take more than
+    ``MAX_SECONDS`` or the notebook is too big to read."""
+    try:
+        return _skippable(cells, lesson, time.monotonic() + MAX_SECONDS)
+    except _TooSlow:
         return set()
-    parsed = {i: _Cell(_source(cells[i])) for i in code}
-    binds = {i: _binds(parsed[i]) for i in code}
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _skippable(cells: Sequence[dict], lesson: LessonCells, deadline: float) -> set[int]:
+    code = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+    if sum(max(100, len(_source(cells[i]))) for i in code) > MAX_TOTAL:
+        return set()
+    parsed, binds, reads = {}, {}, {}
+    for i in code:
+        if time.monotonic() > deadline:
+            raise _TooSlow
+        parsed[i] = _Cell(_source(cells[i]))
+        binds[i] = _binds(parsed[i])
+        reads[i] = _reads(parsed[i])
     candidate = {
         i
         for i in code
-        if not _graded(cells[i])
+        if not graded(cells[i])
         and parsed[i].src.strip() in lesson.demos
         and binds[i] is not None
         and not binds[i].outside
     }
+    running = [i for i in code if i not in candidate]
+    for i in running:  # IPython's history depends on every cell that ran before
+        echo = {"_", "__", "___"} & (reads[i][0] | reads[i][1])
+        if parsed[i].history or echo - (binds[i].names if binds[i] else set()):
+            return set()
+    # What the student made that a demo could change, and functions that change global state
     student = [i for i in code if parsed[i].src.strip() not in lesson.code]
     state = _student_state([parsed[i] for i in student], [binds[i] for i in student])
-    for i in code:  # and any running cell's function that changes global state
-        if i not in candidate and binds[i] is not None:
+    for i in running:
+        if binds[i] is not None:
             state |= {n for n, kinds in binds[i].kinds.items() if "writer" in kinds}
-    reads = {i: _reads(parsed[i]) for i in code}
-    needed = {k for k in candidate if (reads[k][0] | reads[k][1]) & state}
-    todo = [i for i in code if i not in candidate] + sorted(needed)
+    grown = True
+    while grown:  # a function that reads such a thing may change it: it is such a thing too
+        grown = False
+        for i in running:
+            if binds[i] is not None and reads[i][1] & state:
+                defs = {n for n, kinds in binds[i].kinds.items() if "def" in kinds} - state
+                state |= defs
+                grown = grown or bool(defs)
+    # The verdict calls the graded functions after the whole notebook: whatever binds their names
+    final: set[str] = set()
+    for i in code:
+        if ((cells[i].get("metadata") or {}).get("nbgrader") or {}).get("solution"):
+            b = binds[i]
+            final |= (
+                parsed[i].every()
+                if b is None
+                else {n for n, kinds in b.kinds.items() if kinds & {"def", "writer"}}
+            )
+    binders: dict[str, list[int]] = {}
+    for k in candidate:
+        for name in binds[k].names:
+            binders.setdefault(name, []).append(k)
+    needed = {k for k in candidate if (reads[k][0] | reads[k][1]) & state or binds[k].names & final}
+    todo = running + sorted(needed)
     while todo:
+        if time.monotonic() > deadline:
+            raise _TooSlow
         j = todo.pop()
         now, later = reads[j]
-        for k in candidate - needed:
-            names = binds[k].names
-            if names & now and k < j or names & later:
-                needed.add(k)
-                todo.append(k)
+        for name in now | later:
+            for k in binders.get(name, ()):
+                if k not in needed and (name in later or k < j):
+                    needed.add(k)
+                    todo.append(k)
     return candidate - needed

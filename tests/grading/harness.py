@@ -17,7 +17,7 @@ mutant's key from that run and the comment lines below the header are the argume
 ``run_variants`` executes the source notebook once (as the autograder would: NBGRADER_EXECUTION set,
 and the lesson's demo cells that course/grading/demos.py leaves out are left out here too; a variant
 or mutant that reads a name of one of them has it run first, as a class run grading that variant
-would),
+would, and is reported in ``demos_run``),
 then for each variant: execs its code in the kernel, runs the test cells through the trusted verdict
 (course/grading/verdict.py: the tests run here, the functions are called in the kernel), records
 which cells fail, and restores the reference by re-running the solution cells. ``every_cell=False``
@@ -200,6 +200,7 @@ class GradingKernel:
                 sandbox.Limits(), [ROOT / "release" / lesson]
             )
         self.baseline: dict[str, bool] = {}
+        self.demos_run: list[list[int]] = []  # per variant tried: the left-out demos it needed
         self.cell_seconds: dict[str, float] = {}
         self.messages: dict[str, str] = {}  # test grade_id -> the trusted verdict's message
         self._channel = None
@@ -269,10 +270,13 @@ class GradingKernel:
     def _run_demos_read_by(self, code: str) -> None:
         """A class run decides what to leave out on the submission it grades: a variant that
         reads a name of a demo left out here would have that demo run. Run such demos now (in
-        notebook order, after the rest: exact unless a later cell rebinds what they bind)."""
+        notebook order, after the rest, and for every later variant too: not what a class run
+        does when a later cell rebinds what they bind or read; ``run_variants`` reports them, and
+        tests/test_autograder.py requires that no lesson variant needs one)."""
         left = demos_left_out(self.lesson, self.info.nb, extra=code)
         for idx in sorted(self.left_out - left):
             self.client.execute_cell(self.info.nb.cells[idx], idx)
+        self.demos_run.append(sorted(self.left_out - left))
         self.left_out &= left
 
     def restore(self) -> None:
@@ -363,4 +367,8 @@ def run_variants(lesson: str, variants: list[Variant], timeout: int = 120,
             results[v.name] = got
             k.restore()
         results["restored"] = k.run_tests()
+        # the variants that needed a demo left out of the reference's grading, and which
+        results["demos_run"] = {
+            v.name: cells for v, cells in zip(variants, k.demos_run, strict=True) if cells
+        }
     return results
