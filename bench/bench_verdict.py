@@ -13,10 +13,11 @@
    contender's grading left out (``left_out``: the cells whose only output is the note).
 2. Where a lesson's tests differ from the base's (9.4 gained the diagnosis clinic): both
    notebooks run cell by cell in one plain kernel, and the test cells the base lacks are run there
-   in full, visible and hidden tests together, as the base would have run them. Where today runs
-   every demo cell (an older record), ``like for like`` compares plain with the base plus that
-   extra work; where it leaves them out, the section names the extra work and judges the
-   measured ratio.
+   in full, visible and hidden tests together, as the base would have run them. ``like for
+   like`` estimates the base grading today's notebook (the base plus that extra work and today's
+   extra demo time, which the base would run; for a class run, that work x the class size spread
+   evenly over 2 workers, kernel seconds taken as CPU seconds) and compares plain and today with
+   it; the measured ratios are given too.
    Per lesson also: the CPU time of the verdict process's start-up alone (a fresh process that
    makes its imports, reads the tests and exits, ``--reps`` times), set against what plain adds.
 3. Classes: for each LESSON[:SIZE] of ``--class-lesson`` (default 9.1, 9.4 and 9.5), SIZE (default
@@ -533,8 +534,15 @@ def render(rec: dict) -> str:
         "contenders: **base**; **plain**, today's grading code started as `nbgrader`, as the base "
         "is; **today**, today's code started as the course starts it (`python -m "
         "course.grading.nbgrader_cli`, which defers nbgrader's one slow optional import; the "
-        "grading is the same program). plain/base is the trusted verdict's own cost, the figure "
-        f"the goal (at most {goal}x the base per lesson) is about; today/plain is the "
+        "grading is the same program). plain/base is what grading a lesson costs against the "
+        "base, both started alike: the trusted verdict's own cost"
+        + (
+            ", less what leaving out demo cells saves (below; this record does not measure the "
+            "two apart)"
+            if skipping
+            else ""
+        )
+        + f"; the goal (at most {goal}x the base per lesson) is about it; today/plain is the "
         "start-up saving (compare the two columns), which the base would get too with the same "
         "command. "
         + (
@@ -585,8 +593,9 @@ def render(rec: dict) -> str:
                 f"the kernel, after the notebook) they take {_med(sp['new_in_kernel']):.1f} s, and "
                 f"today's demo cells take {abs(_med(sp['demo'])):.1f} s "
                 f"{'more' if _med(sp['demo']) >= 0 else 'less'} than the base's (one plain "
-                f"kernel per checkout, outside the sandbox, median of {len(extra)}). Like for like, "
-                f"plain against each repetition's base plus the median of that work: {_range(fair)}, "
+                f"kernel per checkout, outside the sandbox, median of {len(extra)}). Like for like "
+                "(an estimate of the base grading today's notebook, which would run both), plain "
+                f"against each repetition's base plus the median of that work: {_range(fair)}, "
                 f"{_standing(fair, goal)} in wall time."
                 + (
                     " The rest is the trusted verdict's own cost on all the lesson's test cells "
@@ -627,9 +636,10 @@ def render(rec: dict) -> str:
             + f"; today/base {_range(kr)}, "
             + _slower(kr)
             + (
-                f" as measured; like for like, {_range(kr_fair)}, {_slower(kr_fair)} (each base run "
-                f"plus {k['size']} x {add:.1f} s over 2 workers: the work the base would add on "
-                "today's notebook, its new test cells and demo cells, measured above)"
+                f" as measured; like for like, {_range(kr_fair)}, {_slower(kr_fair)} (an estimate: "
+                f"each base run plus {k['size']} x {add:.1f} s spread evenly over 2 workers, the "
+                "work the base would add on today's notebook, its new test cells and today's "
+                "extra demo time, measured in one kernel above)"
                 if sp
                 else ""
             )
@@ -679,7 +689,7 @@ def render(rec: dict) -> str:
                 pw = [t / b for t, b in zip(kw["plain"], kw["base"], strict=True)]
                 pc = [t / b for t, b in zip(kc["plain"], kc["base"], strict=True)]
                 text += (
-                    f" The trusted verdict's own cost as a class is graded, plain/base: wall "
+                    f" Grading as the class is graded, both started alike, plain/base: wall "
                     f"{_range(pw)}, {_standing(pw, goal, pc)}; CPU {_range(pc)}, "
                     f"{_standing(pc, goal)}"
                 )
@@ -688,7 +698,8 @@ def render(rec: dict) -> str:
                     pcf = [t / (b + k["size"] * add) for t, b in zip(kc["plain"], kc["base"],
                                                                     strict=True)]  # fmt: skip
                     text += (
-                        f"; like for like (the base's CPU plus {k['size']} x {add:.1f} s), wall "
+                        f"; like for like (an estimate as above; CPU: the base's plus {k['size']} x "
+                        f"{add:.1f} kernel seconds), wall "
                         f"{_range(pwf)}, {_standing(pwf, goal, pcf)}; CPU {_range(pcf)}, "
                         f"{_standing(pcf, goal)}"
                     )

@@ -274,6 +274,7 @@ def test_demo_cells_are_left_out_unless_graded_code_reads_them_or_the_student_ch
     """GuardedExecute leaves out the lesson's demo cells (course/grading/demos.py), the reference's
     all but the imports; a demo whose name a graded function reads runs (dora's full marks, above,
     say the function found it), and so does a demo cell the student changed."""
+    from course.grading import demos
     from course.grading.demos import NOTE
 
     lesson, roster, sharded, _, _ = graded_class
@@ -287,7 +288,7 @@ def test_demo_cells_are_left_out_unless_graded_code_reads_them_or_the_student_ch
 
     ref, _ = noted("alice_reference")
     ungraded = [i for i, c in enumerate(roster["alice_reference"][0].cells)
-                if c.cell_type == "code" and not c.metadata.get("nbgrader")]  # fmt: skip
+                if c.cell_type == "code" and not demos.graded(c)]  # fmt: skip
     assert ref == set(ungraded[1:])
     _, demo, changed = _demo_reader(lesson, roster["alice_reference"][0])
     dora, nb = noted("dora_reads_a_demo")

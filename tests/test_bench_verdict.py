@@ -54,6 +54,18 @@ def test_the_record_is_complete_and_from_a_committed_tree(record):
         assert all(r["full"] == k["size"] and r["cpu"] > 0 for r in runs), k["lesson"]
 
 
+def test_the_record_left_out_the_cells_todays_rule_leaves_out(record):
+    """The record names its commit; grading code changed after it must still leave out exactly
+    the cells the record's gradings did (else: measure again)."""
+    from course.grading import demos
+
+    for lesson, row in record["lessons"].items():
+        nb = json.loads((ROOT / "source_notebooks" / lesson / f"{lesson}.ipynb").read_text())
+        rel = json.loads((ROOT / "release" / lesson / f"{lesson}.ipynb").read_text())
+        left = demos.skippable(nb["cells"], demos.lesson_cells(rel["cells"]))
+        assert row["left_out"]["plain"][0] == len(left), lesson
+
+
 def test_the_record_comes_from_this_history(record):
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
@@ -172,9 +184,13 @@ def test_a_grown_lesson_is_compared_like_for_like_in_its_class_run_too():
     assert (
         "today/base 1.25x (1.25-1.25), SLOWER as measured; like for like, 1.00x (1.00-1.00)" in text
     )
-    assert "plus 20 x 2.0 s over 2 workers" in text
+    assert "each base run plus 20 x 2.0 s spread evenly over 2 workers" in text
     # plain: wall 110 / 100 = 1.10x; CPU 200 / (150 + 20 x 2.0) = 1.05x
-    assert "like for like (the base's CPU plus 20 x 2.0 s), wall 1.10x (1.10-1.10)" in text
+    assert "CPU: the base's plus 20 x 2.0 kernel seconds), wall 1.10x (1.10-1.10)" in text
+    # plain/base is not the verdict's own cost when plain leaves demo cells out
+    assert "less what leaving out demo cells saves" in text
+    del row["left_out"]
+    assert "less what leaving out demo cells saves" not in bv.render(rec)
     assert "CPU 1.05x (1.05-1.05), within the 1.2x goal." in text, text
 
 

@@ -29,6 +29,9 @@ own inputs in turn) when
   and j has not surely bound the name itself before the read (``_now``);
 - a running cell reads a name the candidate binds inside a function or lambda body (read when the
   function is called, perhaps after the whole notebook has run), wherever the candidate is;
+- the same two rules for the name of an object the candidate may change by a method call
+  (``log.append(...)``, ``rng.normal()``: ``_Binds.touched``), unless the name is a module's or a
+  builtin;
 - it binds the name of a function or class a graded solution cell defines (the verdict looks the
   graded functions up by name after the whole notebook has run);
 - it reads a name that the student made something a demo could change (``_student_state``: a
@@ -37,23 +40,24 @@ own inputs in turn) when
   ``_writes``, or reads a name of the first kind or another such function): the candidate could
   change that object, or call the function that changes it.
 
-A cell that can reach a global through a string or run text as code (it mentions one of
-``DYNAMIC`` or ``DYNAMIC_ATTRS``: ``globals``, ``vars()``, ``eval``, ``__main__``, ``sys.modules``,
-pandas' ``query``, a magic, ...) or whose analysis fails reads every identifier in its text. A
-running cell that reads IPython's history (``Out``, ``_12``, a ``_`` it did not bind) depends on
-every cell before it: then nothing is left out. Nothing is left out either when the notebook's
-code is over ``MAX_TOTAL`` or the analysis takes more than ``MAX_SECONDS``; it runs in the
-grader's own process, and no input makes it raise or run unbounded.
+Nothing is left out when a cell that runs can reach a global through a string or run text as
+code (it mentions one of ``DYNAMIC`` or ``DYNAMIC_ATTRS``: ``globals``, ``vars()``, ``eval``,
+``__main__``, ``sys.modules``, a frame, ``get_type_hints``, pandas' ``query``, a magic, ...: the
+text may be anything), or reads IPython's history (``Out``, ``_12``, a ``_`` it has not surely
+bound); nor when the notebook's code is over ``MAX_TOTAL``, or the analysis takes more than
+``MAX_SECONDS`` or fails. A cell whose analysis fails reads every identifier in its text. The
+analysis runs in the grader's own process: ``skippable`` never raises, and every step of it is
+bounded by the limits above.
 
-**What this cannot see**, and why the lessons are safe from it: a name built at run time from
-pieces (``globals()[f"w{i}"]``: the identifiers of the text are read, not ``w3``); state outside
-the notebook's names that a demo changes by a call (``np.random.seed``, ``torch.manual_seed``, a
-file it writes, a module's attribute); a method call on an object a lesson cell made
-(``losses.append(...)``); a call that returns an object it keeps, taken to be a new object. The
-lessons' graded functions and tests do not depend on any of these: every planted bug, valid
-alternative and mutant is graded with the cells this module leaves out (tests/grading/harness.py;
-tests/test_autograder.py checks that no variant needs a demo run), and tests/test_demos.py checks
-the rules against execution on generated notebooks.
+**What this cannot see**, and why the lessons are safe from it: state outside the notebook's names
+that a demo changes by a call (``np.random.seed``, ``torch.manual_seed``, a file it writes, a
+module's attribute); a demo that calls a lesson cell's function which changes a lesson object by a
+method call; a call that returns an object it keeps, taken to be a new object. The lessons'
+graded functions and tests do not depend on any of these: every planted bug and valid alternative
+is graded with exactly the cells this module leaves out (tests/grading/harness.py;
+tests/test_autograder.py checks that none needs a demo run), every mutant too unless it reads a
+demo's name (then that demo runs first), and tests/test_demos.py checks the rules against
+execution on generated notebooks.
 
 A cell left out gets one line of output saying so (``NOTE``). ``GuardedExecute.skip_demos =
 False`` (course/nbgrader_config.py) runs every cell.
@@ -62,6 +66,7 @@ False`` (course/nbgrader_config.py) runs every cell.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import symtable
 import time
@@ -69,17 +74,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+BUILTINS = frozenset(dir(builtins))
 # Names through which code reaches a global by a string, runs text as code, or binds a name the
 # syntax tree does not show. ``vars`` and ``dir`` count only without an argument (``vars(obj)`` is
 # obj's own attributes).
 DYNAMIC = frozenset({"globals", "locals", "vars", "dir", "eval", "exec", "compile", "__import__",
-                     "__builtins__", "__main__", "get_ipython", "importlib", "run_path",
-                     "runpy"})  # fmt: skip
+                     "__builtins__", "builtins", "__main__", "get_ipython", "importlib",
+                     "run_path", "runpy", "get_type_hints", "currentframe"})  # fmt: skip
 # Attributes that do the same: a frame's or a function's globals; and, called on a string,
 # pandas' and numexpr's expressions that read ``@name`` from the caller's globals
 # (``df.query("v < @x")``; not ``model.eval()``).
-DYNAMIC_ATTRS = frozenset({"__dict__", "f_globals", "_getframe", "__globals__"})
-EXPRESSION_ATTRS = frozenset({"query", "eval", "evaluate"})
+DYNAMIC_ATTRS = frozenset({"__dict__", "f_globals", "f_locals", "f_back", "_getframe",
+                           "currentframe", "get_type_hints", "__globals__"})  # fmt: skip
+EXPRESSION_ATTRS = frozenset({"query", "eval"})  # with any argument: the text may be a variable
+TEXT_ATTRS = frozenset({"evaluate"})  # numexpr's, only on a string (``trainer.evaluate(x)``)
 # IPython's history of inputs and outputs: leaving cells out changes it.
 HISTORY = frozenset({"Out", "_oh", "In", "_ih", "_i", "_ii", "_iii"})  # ``_``: see _skippable
 HISTORY_N = re.compile(r"_i?\d+$")  # _12, _i12
@@ -172,8 +180,9 @@ def _text(node: ast.AST) -> bool:
 
 def _dynamic(tree: ast.AST) -> bool:
     """The tree names one of ``DYNAMIC`` (``vars`` and ``dir`` without an argument) or of
-    ``DYNAMIC_ATTRS`` as an attribute, calls one of ``EXPRESSION_ATTRS`` on a string, names
-    ``sys.modules``, or imports ``__main__`` or ``sys.modules``."""
+    ``DYNAMIC_ATTRS`` as an attribute, calls one of ``EXPRESSION_ATTRS`` with an argument or one
+    of ``TEXT_ATTRS`` on a string, names ``sys.modules``, or imports ``__main__`` or
+    ``sys.modules``."""
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     with_args = {id(n.func) for n in calls if n.args}
     on_text = {
@@ -191,7 +200,9 @@ def _dynamic(tree: ast.AST) -> bool:
             if node.attr in DYNAMIC_ATTRS or (
                 node.attr == "modules" and isinstance(node.value, ast.Name)
                 and node.value.id == "sys"
-            ) or (node.attr in EXPRESSION_ATTRS and id(node) in on_text):  # fmt: skip
+            ) or (node.attr in EXPRESSION_ATTRS and id(node) in with_args) or (
+                node.attr in TEXT_ATTRS and id(node) in on_text
+            ):  # fmt: skip
                 return True
         elif isinstance(node, ast.ImportFrom) and (
             node.module == "__main__" or node.module == "sys"
@@ -310,13 +321,23 @@ def _reads(c: _Cell) -> tuple[set[str], set[str]]:
                 scopes(child)
 
         scopes(c.table)
-        for node in ast.walk(c.tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                for inner in ast.walk(node):
-                    if isinstance(inner, ast.AugAssign) and isinstance(inner.target, ast.Name):
-                        later.add(inner.target.id)
-                    elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Del):
-                        later.add(inner.id)
+        # ``global x`` then ``x += 1`` or ``del x`` reads x too, which symtable does not count as
+        # a reference (without ``global`` x is the function's own)
+        declared: set[str] = set()
+        tables = list(c.table.get_children())
+        while tables:
+            t = tables.pop()
+            declared.update(s.get_name() for s in t.get_symbols() if s.is_declared_global())
+            tables.extend(t.get_children())
+        stack = [(c.tree, False)]  # one pass; inside: under a def or lambda
+        while stack:
+            node, inside = stack.pop()
+            if inside and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                later.update({node.target.id} & declared)
+            elif inside and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+                later.update({node.id} & declared)
+            inside = inside or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            stack.extend((child, inside) for child in ast.iter_child_nodes(node))
     except RecursionError:
         every = c.every()
         return every, every
@@ -395,6 +416,7 @@ class _Binds(ast.NodeVisitor):
         self.outside = False
         self.top = top
         self.targets: set[str] = set()  # the names the assignment being visited binds itself
+        self.touches: set[str] = set()  # names whose object a method call here may change
 
     def _bind(self, name: str, kind: str) -> None:
         self.names.add(name)
@@ -431,10 +453,21 @@ class _Binds(ast.NodeVisitor):
 
     visit_Subscript = visit_Attribute
 
+    @property
+    def touched(self) -> set[str]:
+        """Names whose object a method call here may change, less those bound here (a reader
+        after this cell reads what it binds, and then needs it anyway)."""
+        return self.touches - self.names
+
     def visit_Call(self, node: ast.Call) -> None:
         f = node.func
         if isinstance(f, ast.Name) and f.id in ("setattr", "delattr"):
             self.outside = True  # setattr(obj, "x", v) is obj.x = v, with a name made at run time
+        base = f
+        while isinstance(base, ast.Attribute | ast.Subscript):
+            base = base.value
+        if base is not f and isinstance(base, ast.Name) and base.id not in self.own:
+            self.touches.add(base.id)  # x.m(...) may change x (``log.append``, ``rng.normal``)
         self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
@@ -534,7 +567,7 @@ def skippable(cells: Sequence[dict], lesson: LessonCells) -> set[int]:
     ``MAX_SECONDS`` or the notebook is too big to read."""
     try:
         return _skippable(cells, lesson, time.monotonic() + MAX_SECONDS)
-    except _TooSlow:
+    except Exception:  # noqa: BLE001 (too slow, or a malformed notebook: run every cell)
         return set()
 
 
@@ -563,8 +596,11 @@ def _skippable(cells: Sequence[dict], lesson: LessonCells, deadline: float) -> s
     }
     running = [i for i in code if i not in candidate]
     for i in running:  # IPython's history depends on every cell that ran before
-        echo = {"_", "__", "___"} & (reads[i][0] | reads[i][1])
-        if parsed[i].history or echo - (binds[i].names if binds[i] else set()):
+        if (
+            parsed[i].history
+            or parsed[i].dynamic  # it may run any text, read any name: it needs every cell
+            or {"_", "__", "___"} & (reads[i][0] | reads[i][1])
+        ):
             return set()
     # What the student made that a demo could change, and functions that change global state
     student = [i for i in code if parsed[i].src.strip() not in lesson.code]
@@ -575,6 +611,8 @@ def _skippable(cells: Sequence[dict], lesson: LessonCells, deadline: float) -> s
     grown = True
     while grown:  # a function that reads such a thing may change it: it is such a thing too
         grown = False
+        if time.monotonic() > deadline:
+            raise _TooSlow
         for i in running:
             if binds[i] is not None and reads[i][1] & state:
                 defs = {n for n, kinds in binds[i].kinds.items() if "def" in kinds} - state
@@ -590,9 +628,12 @@ def _skippable(cells: Sequence[dict], lesson: LessonCells, deadline: float) -> s
                 if b is None
                 else {n for n, kinds in b.kinds.items() if kinds & {"def", "writer"}}
             )
+    # a candidate counts as binding what it binds and the objects its method calls may change
+    # (not a module: ``plt.plot``, ``np.random.seed`` are state outside the notebook's names)
+    imports = {n for b in binds.values() if b for n, kinds in b.kinds.items() if "import" in kinds}
     binders: dict[str, list[int]] = {}
     for k in candidate:
-        for name in binds[k].names:
+        for name in binds[k].names | (binds[k].touched - imports - BUILTINS):
             binders.setdefault(name, []).append(k)
     needed = {k for k in candidate if (reads[k][0] | reads[k][1]) & state or binds[k].names & final}
     todo = running + sorted(needed)
