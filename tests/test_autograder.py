@@ -121,8 +121,10 @@ def test_planted_bugs_are_caught_only_where_they_are_and_valid_answers_pass(less
     res = harness(lesson)
     assert not any(res["baseline"].values()), f"the reference fails: {res['baseline']}"
     assert not any(res["restored"].values()), "the reference was not restored after the variants"
-    # graded with exactly the cells a class run leaves out of the reference (course/grading/demos.py)
-    assert res["demos_run"] == {}, f"variants that read a demo's name: {res['demos_run']}"
+    # each variant is graded with the cells a class run would leave out of its notebook
+    # (course/grading/demos.py): the reference's, less the demos it makes needed, which the
+    # harness runs first (res["demos_run"]; on 9.5, one planted bug whose train_step stores into
+    # its trainer argument: the demos that call a student function that writes run)
     missed, strays, false_fails = [], [], []
     for v in vf.variants:
         failed = {c for c, f in res[v.name].items() if f}

@@ -54,10 +54,10 @@ that a demo changes by a call (``np.random.seed``, ``torch.manual_seed``, a file
 module's attribute); a demo that calls a lesson cell's function which changes a lesson object by a
 method call; a call that returns an object it keeps, taken to be a new object. The lessons'
 graded functions and tests do not depend on any of these: every planted bug and valid alternative
-is graded with exactly the cells this module leaves out (tests/grading/harness.py;
-tests/test_autograder.py checks that none needs a demo run), every mutant too unless it reads a
-demo's name (then that demo runs first), and tests/test_demos.py checks the rules against
-execution on generated notebooks.
+and every mutant is graded with the cells this module leaves out of the notebook holding it
+(tests/grading/harness.py: the reference's, less any demo the variant makes needed, which runs
+first; on 9.5 one planted bug does, its ``train_step`` storing into its trainer argument), and
+tests/test_demos.py checks the rules against execution on generated notebooks.
 
 A cell left out gets one line of output saying so (``NOTE``). ``GuardedExecute.skip_demos =
 False`` (course/nbgrader_config.py) runs every cell.

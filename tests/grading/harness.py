@@ -271,8 +271,8 @@ class GradingKernel:
         """A class run decides what to leave out on the submission it grades: a variant that
         reads a name of a demo left out here would have that demo run. Run such demos now (in
         notebook order, after the rest, and for every later variant too: not what a class run
-        does when a later cell rebinds what they bind or read; ``run_variants`` reports them, and
-        tests/test_autograder.py requires that no lesson variant needs one)."""
+        does when a later cell rebinds what they bind or read; ``run_variants`` reports them in
+        ``demos_run``)."""
         left = demos_left_out(self.lesson, self.info.nb, extra=code)
         for idx in sorted(self.left_out - left):
             self.client.execute_cell(self.info.nb.cells[idx], idx)
